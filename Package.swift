@@ -1,0 +1,58 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "TokenMint",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "TokenMint", targets: ["TokenMint"]),
+        .library(name: "TokenMintCrypto", targets: ["TokenMintCrypto"]),
+        .executable(name: "tokenmint", targets: ["tokenmint"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+    ],
+    targets: [
+        // System libraries. Each has a module map and a shim header.
+        .systemLibrary(
+            name: "CSodium", pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(
+            name: "CLibCrypto", pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CZint",
+            providers: [.apt(["libzint-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+
+        .target(
+            name: "TokenMintCrypto",
+            dependencies: ["CSodium", "CLibCrypto"],
+            swiftSettings: strictSettings),
+        .target(
+            name: "TokenMint",
+            dependencies: ["TokenMintCrypto"],
+            swiftSettings: strictSettings),
+        .executableTarget(
+            name: "tokenmint",
+            dependencies: [
+                "TokenMint",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings),
+
+        .testTarget(
+            name: "TokenMintCryptoTests",
+            dependencies: ["TokenMintCrypto", "TokenMint"],
+            swiftSettings: strictSettings),
+    ],
+    swiftLanguageModes: [.v6]
+)
