@@ -1,0 +1,7 @@
+@_exported public import TokenMintCrypto
+
+/// TokenMint's version.
+public enum TokenMintVersion {
+    /// The semantic version of this release.
+    public static let string = "0.1.0"
+}

@@ -1,0 +1,302 @@
+internal import CLibCrypto
+
+/// The one place where libcrypto return codes and its error queue become
+/// `CryptoError`s.
+enum OpenSSL {
+    /// Drains this thread's OpenSSL error queue into one line of text.
+    static func drainErrors() -> String {
+        var messages: [String] = []
+        while true {
+            let code = ERR_get_error()
+            if code == 0 { break }
+            var buffer = [CChar](repeating: 0, count: 256)
+            ERR_error_string_n(code, &buffer, buffer.count)
+            let text = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            if messages.count < 4 { messages.append(text) }
+        }
+        return messages.joined(separator: "; ")
+    }
+
+    /// Forgets any queued errors (after an expected failure, such as a bad signature).
+    static func clearErrors() { ERR_clear_error() }
+
+    /// A `CryptoError` with OpenSSL's queued error text appended.
+    static func error(_ code: CryptoError.Code, _ what: String, file: String = #fileID, line: UInt = #line) -> CryptoError {
+        let detail = drainErrors()
+        return CryptoError(code, detail.isEmpty ? what : "\(what) (OpenSSL: \(detail))", file: file, line: line)
+    }
+
+    static func failure(_ what: String, file: String = #fileID, line: UInt = #line) -> CryptoError {
+        error(.libraryFailure, what, file: file, line: line)
+    }
+
+    // OSSL_KEYMGMT_SELECT_* values (openssl/core_dispatch.h).
+    static let selectPrivate: Int32 = 0x01
+    static let selectPublic: Int32 = 0x02
+    static let selectKeyPair: Int32 = 0x87  // EVP_PKEY_KEYPAIR
+    static let selectPublicKey: Int32 = 0x86  // EVP_PKEY_PUBLIC_KEY
+}
+
+/// Ownership of one `EVP_PKEY`. OpenSSL 3 keys are immutable after creation
+/// and reference-counted atomically, so one key may sign and verify from many
+/// threads at once.
+final class PKey: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    init(taking pointer: OpaquePointer) { self.pointer = pointer }
+    deinit { EVP_PKEY_free(pointer) }
+
+    /// The key type name: "ED25519", "EC", "RSA", ...
+    var typeName: String {
+        if EVP_PKEY_is_a(pointer, "EC") == 1 { return "EC" }
+        if EVP_PKEY_is_a(pointer, "RSA") == 1 { return "RSA" }
+        if EVP_PKEY_is_a(pointer, "RSA-PSS") == 1 { return "RSA-PSS" }
+        if EVP_PKEY_is_a(pointer, "ED25519") == 1 { return "ED25519" }
+        if EVP_PKEY_is_a(pointer, "ED448") == 1 { return "ED448" }
+        return "unknown"
+    }
+
+    var bits: Int { Int(EVP_PKEY_get_bits(pointer)) }
+    var maximumSignatureSize: Int { Int(EVP_PKEY_get_size(pointer)) }
+
+    var hasPrivateKey: Bool {
+        // A public-only key has no "priv" parameter to report.
+        if typeName == "EC" { return bignumParameter(OSSL_PKEY_PARAM_PRIV_KEY) != nil }
+        if typeName == "RSA" || typeName == "RSA-PSS" { return bignumParameter(OSSL_PKEY_PARAM_RSA_D) != nil }
+        var length = 0
+        return EVP_PKEY_get_raw_private_key(pointer, nil, &length) == 1 && length > 0
+    }
+
+    // MARK: - Decoding and encoding
+
+    enum Format: String { case pem = "PEM", der = "DER" }
+
+    static func decode(_ bytes: [UInt8], format: Format, keyType: String, wantPrivate: Bool) throws(CryptoError) -> PKey {
+        let result: Result<PKey, CryptoError> = bytes.withUnsafeBytes { buffer in
+            do throws(CryptoError) {
+                return .success(try decode(buffer, format: format, keyType: keyType, wantPrivate: wantPrivate))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Decodes a PEM or DER key of `keyType` with OpenSSL's decoders.
+    /// `wantPrivate` asks for a key pair; otherwise a public key (a private key
+    /// encoding also yields its public half).
+    static func decode(
+        _ bytes: UnsafeRawBufferPointer, format: Format, keyType: String, wantPrivate: Bool
+    ) throws(CryptoError) -> PKey {
+        guard bytes.count > 0, bytes.count <= 64 * 1024 else {
+            throw .invalidEncoding("\(format.rawValue) key: empty or larger than 64 KiB")
+        }
+        if format == .pem, containsEncryptedPEM(bytes) {
+            throw .unsupported("encrypted PEM private keys are not supported; decrypt the key first")
+        }
+        var key: OpaquePointer? = nil
+        let selection = wantPrivate ? OpenSSL.selectKeyPair : OpenSSL.selectPublicKey
+        guard let context = OSSL_DECODER_CTX_new_for_pkey(&key, format.rawValue, nil, keyType, selection, nil, nil)
+        else { throw OpenSSL.failure("OSSL_DECODER_CTX_new_for_pkey") }
+        defer { OSSL_DECODER_CTX_free(context) }
+        // Never prompt on a terminal: an encrypted key simply fails to decode.
+        _ = OSSL_DECODER_CTX_set_passphrase(context, "", 0)
+        var cursor: UnsafePointer<UInt8>? = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        var remaining = bytes.count
+        let ok = OSSL_DECODER_from_data(context, &cursor, &remaining)
+        guard ok == 1, let decoded = key else {
+            let kind = wantPrivate ? "private" : "public"
+            throw OpenSSL.error(.invalidKey, "not a valid \(format.rawValue) \(kind) \(keyType) key")
+        }
+        let result = PKey(taking: decoded)
+        if format == .der, remaining != 0 {
+            throw .invalidEncoding("DER key: \(remaining) trailing bytes")
+        }
+        OpenSSL.clearErrors()
+        return result
+    }
+
+    private static func containsEncryptedPEM(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let marker = Array("ENCRYPTED".utf8)
+        guard bytes.count >= marker.count else { return false }
+        for start in 0...(bytes.count - marker.count)
+        where bytes[start] == marker[0] && bytes[start..<start + marker.count].elementsEqual(marker) {
+            return true
+        }
+        return false
+    }
+
+    /// Encodes with OpenSSL's encoders. `structure` is "PrivateKeyInfo"
+    /// (PKCS#8), "SubjectPublicKeyInfo" or "type-specific" (SEC1, PKCS#1).
+    func encode(format: Format, structure: String, privatePart: Bool) throws(CryptoError) -> [UInt8] {
+        let selection = privatePart ? OpenSSL.selectKeyPair : OpenSSL.selectPublicKey
+        guard let context = OSSL_ENCODER_CTX_new_for_pkey(pointer, selection, format.rawValue, structure, nil) else {
+            throw OpenSSL.failure("OSSL_ENCODER_CTX_new_for_pkey")
+        }
+        defer { OSSL_ENCODER_CTX_free(context) }
+        var data: UnsafeMutablePointer<UInt8>? = nil
+        var length = 0
+        guard OSSL_ENCODER_to_data(context, &data, &length) == 1, let data else {
+            throw OpenSSL.failure("cannot encode the key as \(format.rawValue) \(structure)")
+        }
+        defer {
+            OPENSSL_cleanse(data, length)
+            CRYPTO_free(data, nil, 0)
+        }
+        return Array(UnsafeBufferPointer(start: data, count: length))
+    }
+
+    func encodePEM(structure: String, privatePart: Bool) throws(CryptoError) -> String {
+        let bytes = try encode(format: .pem, structure: structure, privatePart: privatePart)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    // MARK: - Parameters
+
+    /// A big-endian unsigned parameter, or nil when the key has none.
+    func bignumParameter(_ name: UnsafePointer<CChar>) -> [UInt8]? {
+        var bn: OpaquePointer? = nil
+        guard EVP_PKEY_get_bn_param(pointer, name, &bn) == 1, let bn else {
+            OpenSSL.clearErrors()
+            return nil
+        }
+        defer { BN_clear_free(bn) }
+        return BigNum.bytes(bn)
+    }
+
+    func octetParameter(_ name: UnsafePointer<CChar>) -> [UInt8]? {
+        var length = 0
+        guard EVP_PKEY_get_octet_string_param(pointer, name, nil, 0, &length) == 1 else {
+            OpenSSL.clearErrors()
+            return nil
+        }
+        var out = [UInt8](repeating: 0, count: length)
+        guard EVP_PKEY_get_octet_string_param(pointer, name, &out, length, &length) == 1 else {
+            OpenSSL.clearErrors()
+            return nil
+        }
+        return Array(out.prefix(length))
+    }
+
+    func stringParameter(_ name: UnsafePointer<CChar>) -> String? {
+        var buffer = [CChar](repeating: 0, count: 80)
+        var length = 0
+        guard EVP_PKEY_get_utf8_string_param(pointer, name, &buffer, buffer.count, &length) == 1 else {
+            OpenSSL.clearErrors()
+            return nil
+        }
+        return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
+
+    /// Builds a key from OSSL_PARAMs (`fromdata`).
+    static func fromParameters(
+        keyType: String, privatePart: Bool, build: (OpaquePointer) throws(CryptoError) -> Void
+    ) throws(CryptoError) -> PKey {
+        guard let builder = OSSL_PARAM_BLD_new() else { throw OpenSSL.failure("OSSL_PARAM_BLD_new") }
+        defer { OSSL_PARAM_BLD_free(builder) }
+        try build(builder)
+        guard let params = OSSL_PARAM_BLD_to_param(builder) else { throw OpenSSL.failure("OSSL_PARAM_BLD_to_param") }
+        defer { OSSL_PARAM_free(params) }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, keyType, nil) else {
+            throw OpenSSL.failure("EVP_PKEY_CTX_new_from_name")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        var key: OpaquePointer? = nil
+        guard EVP_PKEY_fromdata_init(context) == 1,
+            EVP_PKEY_fromdata(context, &key, privatePart ? OpenSSL.selectKeyPair : OpenSSL.selectPublicKey, params) == 1,
+            let key
+        else { throw OpenSSL.error(.invalidKey, "invalid \(keyType) key parameters") }
+        return PKey(taking: key)
+    }
+
+    /// Runs OpenSSL's consistency checks: the public part (point on the curve,
+    /// RSA modulus sanity) and, for key pairs, that the halves match.
+    func check(privatePart: Bool) throws(CryptoError) {
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pointer, nil) else {
+            throw OpenSSL.failure("EVP_PKEY_CTX_new_from_pkey")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_public_check(context) == 1 else {
+            throw OpenSSL.error(.invalidKey, "public key fails validation")
+        }
+        if privatePart {
+            guard EVP_PKEY_pairwise_check(context) == 1 else {
+                throw OpenSSL.error(.invalidKey, "private key does not match its public key")
+            }
+        }
+    }
+
+    // MARK: - Signing
+
+    /// `EVP_DigestSign` with an optional hash and padding set-up.
+    func sign(
+        _ message: UnsafeRawBufferPointer, hash: HashFunction?, configure: (OpaquePointer) -> Bool = { _ in true }
+    ) throws(CryptoError) -> [UInt8] {
+        guard let mdContext = EVP_MD_CTX_new() else { throw OpenSSL.failure("EVP_MD_CTX_new") }
+        defer { EVP_MD_CTX_free(mdContext) }
+        var pkeyContext: OpaquePointer? = nil
+        guard EVP_DigestSignInit_ex(mdContext, &pkeyContext, hash?.openSSLName, nil, nil, pointer, nil) == 1,
+            let pkeyContext, configure(pkeyContext)
+        else { throw OpenSSL.failure("cannot start signing") }
+        var length = maximumSignatureSize
+        var signature = [UInt8](repeating: 0, count: length)
+        guard EVP_DigestSign(mdContext, &signature, &length, message.baseAddress, message.count) == 1 else {
+            throw OpenSSL.failure("signing failed")
+        }
+        if length < signature.count { signature.removeLast(signature.count - length) }
+        return signature
+    }
+
+    /// `EVP_DigestVerify`: true only for a valid signature; every failure
+    /// (malformed, wrong key, wrong padding) is `false`.
+    func verify(
+        _ signature: UnsafeRawBufferPointer, message: UnsafeRawBufferPointer, hash: HashFunction?,
+        configure: (OpaquePointer) -> Bool = { _ in true }
+    ) -> Bool {
+        guard let mdContext = EVP_MD_CTX_new() else { return false }
+        defer { EVP_MD_CTX_free(mdContext) }
+        var pkeyContext: OpaquePointer? = nil
+        guard EVP_DigestVerifyInit_ex(mdContext, &pkeyContext, hash?.openSSLName, nil, nil, pointer, nil) == 1,
+            let pkeyContext, configure(pkeyContext)
+        else {
+            OpenSSL.clearErrors()
+            return false
+        }
+        let result = EVP_DigestVerify(
+            mdContext, signature.baseAddress?.assumingMemoryBound(to: UInt8.self), signature.count,
+            message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count)
+        if result != 1 { OpenSSL.clearErrors() }
+        return result == 1
+    }
+}
+
+/// BIGNUM helpers.
+enum BigNum {
+    /// The minimal big-endian bytes of `bn` (empty for zero).
+    static func bytes(_ bn: OpaquePointer) -> [UInt8] {
+        let count = Int((BN_num_bits(bn) + 7) / 8)
+        var out = [UInt8](repeating: 0, count: count)
+        _ = BN_bn2bin(bn, &out)
+        return out
+    }
+
+    /// `bn` as exactly `count` big-endian bytes, or nil when it does not fit.
+    static func bytes(_ bn: OpaquePointer, paddedTo count: Int) -> [UInt8]? {
+        var out = [UInt8](repeating: 0, count: count)
+        guard BN_bn2binpad(bn, &out, Int32(count)) == Int32(count) else { return nil }
+        return out
+    }
+
+    /// A new BIGNUM from big-endian bytes; the caller frees it.
+    static func make(_ bytes: some Collection<UInt8>) throws(CryptoError) -> OpaquePointer {
+        let array = Array(bytes)
+        guard let bn = BN_bin2bn(array, Int32(array.count), nil) else { throw OpenSSL.failure("BN_bin2bn") }
+        return bn
+    }
+}
+
+/// Lexicographic comparison of equal-length big-endian numbers.
+func compareBigEndian(_ lhs: [UInt8], _ rhs: [UInt8]) -> Int {
+    for (a, b) in zip(lhs, rhs) where a != b { return a < b ? -1 : 1 }
+    return 0
+}

@@ -1,0 +1,78 @@
+internal import CSodium
+
+/// A fixed-size buffer for secrets: wiped with `sodium_memzero` when the last
+/// copy goes away, compared in constant time, never printed.
+///
+/// `SecureBytes` has value semantics; its storage is immutable after creation,
+/// so it is `Sendable` and safe to share between threads.
+public struct SecureBytes: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+    final class Storage: @unchecked Sendable {
+        let pointer: UnsafeMutableRawBufferPointer
+
+        init(count: Int) {
+            pointer = .allocate(byteCount: max(count, 1), alignment: 16)
+            if count == 0 {
+                pointer[0] = 0
+            }
+            if let base = pointer.baseAddress { _ = sodium_mlock(base, pointer.count) }
+        }
+
+        deinit {
+            if let base = pointer.baseAddress {
+                sodium_memzero(base, pointer.count)
+                _ = sodium_munlock(base, pointer.count)
+            }
+            pointer.deallocate()
+        }
+    }
+
+    let storage: Storage
+    /// The number of bytes.
+    public let count: Int
+
+    /// Copies `bytes` into secure storage.
+    public init(_ bytes: some Sequence<UInt8>) {
+        let array = Array(bytes)
+        self.init(count: array.count) { buffer in
+            buffer.copyBytes(from: array)
+        }
+    }
+
+    /// `count` bytes from libsodium's CSPRNG.
+    public init(randomCount count: Int) {
+        self.init(count: count) { buffer in
+            SecureRandom.fill(buffer)
+        }
+    }
+
+    /// Creates `count` bytes and lets `initializer` write them.
+    init(count: Int, initializer: (UnsafeMutableRawBufferPointer) throws(CryptoError) -> Void) throws(CryptoError) {
+        storage = Storage(count: count)
+        self.count = count
+        try initializer(UnsafeMutableRawBufferPointer(rebasing: storage.pointer[0..<count]))
+    }
+
+    init(count: Int, initializer: (UnsafeMutableRawBufferPointer) -> Void) {
+        storage = Storage(count: count)
+        self.count = count
+        initializer(UnsafeMutableRawBufferPointer(rebasing: storage.pointer[0..<count]))
+    }
+
+    /// Calls `body` with the secret bytes. Do not let the pointer escape.
+    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        try body(UnsafeRawBufferPointer(rebasing: storage.pointer[0..<count]))
+    }
+
+    /// Copies the secret out. The copy is ordinary memory: prefer `withUnsafeBytes`.
+    public var unsafeCopy: [UInt8] { withUnsafeBytes { Array($0) } }
+
+    /// Constant-time comparison (the lengths are not secret).
+    public static func == (lhs: SecureBytes, rhs: SecureBytes) -> Bool {
+        lhs.withUnsafeBytes { l in rhs.withUnsafeBytes { r in ConstantTime.equals(l, r) } }
+    }
+
+    /// Never shows the contents.
+    public var description: String { "SecureBytes(\(count) bytes)" }
+    /// Never shows the contents.
+    public var debugDescription: String { description }
+}

@@ -1,0 +1,2 @@
+import TokenMint
+print(TokenMintVersion.string)
