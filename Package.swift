@@ -41,17 +41,22 @@ let package = Package(
             name: "TokenMint",
             dependencies: ["TokenMintCrypto"],
             swiftSettings: strictSettings),
+        .target(
+            name: "TokenMintVectors",
+            dependencies: ["TokenMintCrypto"],
+            swiftSettings: strictSettings),
         .executableTarget(
             name: "tokenmint",
             dependencies: [
                 "TokenMint",
+                "TokenMintVectors",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings),
 
         .testTarget(
             name: "TokenMintCryptoTests",
-            dependencies: ["TokenMintCrypto", "TokenMint"],
+            dependencies: ["TokenMintCrypto", "TokenMint", "TokenMintVectors"],
             swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]

@@ -148,9 +148,7 @@ public enum ECDSA {
 
         /// A new random key on `curve`.
         public init(curve: Curve = .p256) throws(CryptoError) {
-            guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
-                throw OpenSSL.failure("EVP_PKEY_CTX_new_from_name")
-            }
+            let context = try PKey.context("EC")
             defer { EVP_PKEY_CTX_free(context) }
             var generated: OpaquePointer? = nil
             guard EVP_PKEY_keygen_init(context) == 1,
@@ -172,12 +170,9 @@ public enum ECDSA {
             }
             let point = try curve.group.publicPoint(forPrivate: scalar)
             let pkey = try PKey.fromParameters(keyType: "EC", privatePart: true) { builder throws(CryptoError) in
-                let d = try BigNum.make(scalar)
-                defer { BN_clear_free(d) }
-                guard OSSL_PARAM_BLD_push_utf8_string(builder, OSSL_PKEY_PARAM_GROUP_NAME, curve.openSSLName, 0) == 1,
-                    OSSL_PARAM_BLD_push_octet_string(builder, OSSL_PKEY_PARAM_PUB_KEY, point, point.count) == 1,
-                    OSSL_PARAM_BLD_push_BN(builder, OSSL_PKEY_PARAM_PRIV_KEY, d) == 1
-                else { throw OpenSSL.failure("OSSL_PARAM_BLD_push") }
+                try builder.push("group", string: curve.openSSLName)
+                try builder.push("pub", octets: point)
+                try builder.push("priv", bignum: scalar)
             }
             try self.init(validated: pkey, curve: curve, check: false)
         }
@@ -304,9 +299,8 @@ public enum ECDSA {
                 || ((bytes.first == 0x02 || bytes.first == 0x03) && bytes.count == 1 + n)
             guard validLength else { throw .invalidKey("not a SEC1 point encoding for \(curve)") }
             let pkey = try PKey.fromParameters(keyType: "EC", privatePart: false) { builder throws(CryptoError) in
-                guard OSSL_PARAM_BLD_push_utf8_string(builder, OSSL_PKEY_PARAM_GROUP_NAME, curve.openSSLName, 0) == 1,
-                    OSSL_PARAM_BLD_push_octet_string(builder, OSSL_PKEY_PARAM_PUB_KEY, bytes, bytes.count) == 1
-                else { throw OpenSSL.failure("OSSL_PARAM_BLD_push") }
+                try builder.push("group", string: curve.openSSLName)
+                try builder.push("pub", octets: bytes)
             }
             try pkey.check(privatePart: false)
             try self.init(pkey: pkey, curve: curve)

@@ -55,9 +55,11 @@ public struct HashFunction: Hashable, Sendable, CustomStringConvertible {
         .sha3_224, .sha3_256, .sha3_384, .sha3_512, .sha1,
     ]
 
-    /// Looks a hash up by its standard name ("SHA-256", "SHA3-512", ...).
+    /// Looks a hash up by its standard name ("SHA-256", "SHA3-512", ...); case,
+    /// dashes and underscores are ignored ("sha256", "SHA_512").
     public init?(name: String) {
-        guard let found = HashFunction.all.first(where: { $0.name.lowercased() == name.lowercased() }) else {
+        func normal(_ s: String) -> String { s.lowercased().filter { $0 != "-" && $0 != "_" } }
+        guard let found = HashFunction.all.first(where: { normal($0.name) == normal(name) }) else {
             return nil
         }
         self = found

@@ -69,7 +69,19 @@ final class PKey: @unchecked Sendable {
 
     // MARK: - Decoding and encoding
 
-    enum Format: String { case pem = "PEM", der = "DER" }
+    enum Format {
+        case pem, der
+
+        /// OpenSSL keeps the type name pointer inside its encoder and decoder
+        /// contexts, so it must outlive them: a static string does.
+        var name: StaticString {
+            switch self {
+            case .pem: "PEM"
+            case .der: "DER"
+            }
+        }
+        var rawValue: String { "\(name)" }
+    }
 
     static func decode(_ bytes: [UInt8], format: Format, keyType: String, wantPrivate: Bool) throws(CryptoError) -> PKey {
         let result: Result<PKey, CryptoError> = bytes.withUnsafeBytes { buffer in
@@ -96,7 +108,7 @@ final class PKey: @unchecked Sendable {
         }
         var key: OpaquePointer? = nil
         let selection = wantPrivate ? OpenSSL.selectKeyPair : OpenSSL.selectPublicKey
-        guard let context = OSSL_DECODER_CTX_new_for_pkey(&key, format.rawValue, nil, keyType, selection, nil, nil)
+        guard let context = OSSL_DECODER_CTX_new_for_pkey(&key, format.name.cString, nil, nil, selection, nil, nil)
         else { throw OpenSSL.failure("OSSL_DECODER_CTX_new_for_pkey") }
         defer { OSSL_DECODER_CTX_free(context) }
         // Never prompt on a terminal: an encrypted key simply fails to decode.
@@ -109,6 +121,9 @@ final class PKey: @unchecked Sendable {
             throw OpenSSL.error(.invalidKey, "not a valid \(format.rawValue) \(kind) \(keyType) key")
         }
         let result = PKey(taking: decoded)
+        guard result.typeName == keyType else {
+            throw .invalidKey("expected a \(keyType) key, got \(result.typeName)")
+        }
         if format == .der, remaining != 0 {
             throw .invalidEncoding("DER key: \(remaining) trailing bytes")
         }
@@ -128,9 +143,9 @@ final class PKey: @unchecked Sendable {
 
     /// Encodes with OpenSSL's encoders. `structure` is "PrivateKeyInfo"
     /// (PKCS#8), "SubjectPublicKeyInfo" or "type-specific" (SEC1, PKCS#1).
-    func encode(format: Format, structure: String, privatePart: Bool) throws(CryptoError) -> [UInt8] {
+    func encode(format: Format, structure: StaticString, privatePart: Bool) throws(CryptoError) -> [UInt8] {
         let selection = privatePart ? OpenSSL.selectKeyPair : OpenSSL.selectPublicKey
-        guard let context = OSSL_ENCODER_CTX_new_for_pkey(pointer, selection, format.rawValue, structure, nil) else {
+        guard let context = OSSL_ENCODER_CTX_new_for_pkey(pointer, selection, format.name.cString, structure.cString, nil) else {
             throw OpenSSL.failure("OSSL_ENCODER_CTX_new_for_pkey")
         }
         defer { OSSL_ENCODER_CTX_free(context) }
@@ -146,7 +161,7 @@ final class PKey: @unchecked Sendable {
         return Array(UnsafeBufferPointer(start: data, count: length))
     }
 
-    func encodePEM(structure: String, privatePart: Bool) throws(CryptoError) -> String {
+    func encodePEM(structure: StaticString, privatePart: Bool) throws(CryptoError) -> String {
         let bytes = try encode(format: .pem, structure: structure, privatePart: privatePart)
         return String(decoding: bytes, as: UTF8.self)
     }
@@ -190,16 +205,13 @@ final class PKey: @unchecked Sendable {
 
     /// Builds a key from OSSL_PARAMs (`fromdata`).
     static func fromParameters(
-        keyType: String, privatePart: Bool, build: (OpaquePointer) throws(CryptoError) -> Void
+        keyType: StaticString, privatePart: Bool, build: (ParameterBuilder) throws(CryptoError) -> Void
     ) throws(CryptoError) -> PKey {
-        guard let builder = OSSL_PARAM_BLD_new() else { throw OpenSSL.failure("OSSL_PARAM_BLD_new") }
-        defer { OSSL_PARAM_BLD_free(builder) }
+        let builder = try ParameterBuilder()
         try build(builder)
-        guard let params = OSSL_PARAM_BLD_to_param(builder) else { throw OpenSSL.failure("OSSL_PARAM_BLD_to_param") }
+        guard let params = OSSL_PARAM_BLD_to_param(builder.pointer) else { throw OpenSSL.failure("OSSL_PARAM_BLD_to_param") }
         defer { OSSL_PARAM_free(params) }
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, keyType, nil) else {
-            throw OpenSSL.failure("EVP_PKEY_CTX_new_from_name")
-        }
+        let context = try PKey.context(keyType)
         defer { EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer? = nil
         guard EVP_PKEY_fromdata_init(context) == 1,
@@ -207,6 +219,14 @@ final class PKey: @unchecked Sendable {
             let key
         else { throw OpenSSL.error(.invalidKey, "invalid \(keyType) key parameters") }
         return PKey(taking: key)
+    }
+
+    /// A new `EVP_PKEY_CTX` for a key type (OpenSSL keeps the name pointer).
+    static func context(_ keyType: StaticString) throws(CryptoError) -> OpaquePointer {
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, keyType.cString, nil) else {
+            throw OpenSSL.failure("EVP_PKEY_CTX_new_from_name \(keyType)")
+        }
+        return context
     }
 
     /// Runs OpenSSL's consistency checks: the public part (point on the curve,
@@ -267,6 +287,67 @@ final class PKey: @unchecked Sendable {
             message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count)
         if result != 1 { OpenSSL.clearErrors() }
         return result == 1
+    }
+}
+
+/// An `OSSL_PARAM_BLD` that owns the BIGNUMs pushed into it: OpenSSL keeps
+/// pointers to them until `OSSL_PARAM_BLD_to_param`, so they are freed (and
+/// cleared) only when the builder goes away.
+final class ParameterBuilder {
+    let pointer: OpaquePointer
+    private var owned: [OpaquePointer] = []
+    private var strings: [[CChar]] = []
+    private var octets: [[UInt8]] = []
+    private var names: [UnsafeMutablePointer<CChar>] = []
+
+    /// A C copy of a parameter name: the builder keeps the name pointer too.
+    private func name(_ text: String) throws(CryptoError) -> UnsafeMutablePointer<CChar> {
+        guard let copy = strdup(text) else { throw CryptoError(.libraryFailure, "out of memory") }
+        names.append(copy)
+        return copy
+    }
+
+    init() throws(CryptoError) {
+        guard let pointer = OSSL_PARAM_BLD_new() else { throw OpenSSL.failure("OSSL_PARAM_BLD_new") }
+        self.pointer = pointer
+    }
+
+    deinit {
+        OSSL_PARAM_BLD_free(pointer)
+        owned.forEach { BN_clear_free($0) }
+        for index in octets.indices { OPENSSL_cleanse(&octets[index], octets[index].count) }
+        names.forEach { free($0) }
+    }
+
+    func push(_ name: String, bignum bytes: [UInt8]) throws(CryptoError) {
+        let bn = try BigNum.make(bytes)
+        owned.append(bn)
+        guard OSSL_PARAM_BLD_push_BN(pointer, try self.name(name), bn) == 1 else { throw OpenSSL.failure("OSSL_PARAM_BLD_push_BN \(name)") }
+    }
+
+    func push(_ name: String, string: String) throws(CryptoError) {
+        strings.append(Array(string.utf8CString))
+        let key = try self.name(name)
+        let ok = strings[strings.count - 1].withUnsafeBufferPointer { buffer in
+            OSSL_PARAM_BLD_push_utf8_string(pointer, key, buffer.baseAddress, 0)
+        }
+        guard ok == 1 else { throw OpenSSL.failure("OSSL_PARAM_BLD_push_utf8_string \(name)") }
+    }
+
+    func push(_ name: String, octets bytes: [UInt8]) throws(CryptoError) {
+        octets.append(bytes)
+        let key = try self.name(name)
+        let ok = octets[octets.count - 1].withUnsafeBytes { buffer in
+            OSSL_PARAM_BLD_push_octet_string(pointer, key, buffer.baseAddress, buffer.count)
+        }
+        guard ok == 1 else { throw OpenSSL.failure("OSSL_PARAM_BLD_push_octet_string \(name)") }
+    }
+}
+
+extension StaticString {
+    /// The literal as a C string: static, NUL-terminated, never freed.
+    var cString: UnsafePointer<CChar> {
+        UnsafeRawPointer(utf8Start).assumingMemoryBound(to: CChar.self)
     }
 }
 

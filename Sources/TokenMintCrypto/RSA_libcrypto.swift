@@ -96,9 +96,7 @@ public enum RSA {
             guard bits >= RSA.minimumSigningBits, bits <= RSA.maximumBits, bits % 8 == 0 else {
                 throw .invalidKeySize("RSA keys are generated with 2048 to \(RSA.maximumBits) bits (multiple of 8), not \(bits)")
             }
-            guard let context = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else {
-                throw OpenSSL.failure("EVP_PKEY_CTX_new_from_name")
-            }
+            let context = try PKey.context("RSA")
             defer { EVP_PKEY_CTX_free(context) }
             var generated: OpaquePointer? = nil
             guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_CTX_set_rsa_keygen_bits(context, Int32(bits)) == 1,
@@ -126,25 +124,15 @@ public enum RSA {
             }
             try RSA.checkPublic(n: c.n, e: c.e)
             let pkey = try PKey.fromParameters(keyType: "RSA", privatePart: true) { builder throws(CryptoError) in
-                var owned: [OpaquePointer] = []
-                defer { owned.forEach { BN_clear_free($0) } }
-                func push(_ name: String, _ bytes: [UInt8]) throws(CryptoError) {
-                    let bn = try BigNum.make(bytes)
-                    owned.append(bn)
-                    guard OSSL_PARAM_BLD_push_BN(builder, name, bn) == 1 else { throw OpenSSL.failure("push \(name)") }
-                }
-                try push("n", c.n)
-                try push("e", c.e)
-                try push("d", d.unsafeCopy)
-                try push("rsa-factor1", p.unsafeCopy)
-                try push("rsa-factor2", q.unsafeCopy)
-                if let dp = c.dp, let dq = c.dq, let qi = c.qi {
-                    try push("rsa-exponent1", dp.unsafeCopy)
-                    try push("rsa-exponent2", dq.unsafeCopy)
-                    try push("rsa-coefficient1", qi.unsafeCopy)
-                } else {
-                    try RSA.pushCRT(builder, d: d, p: p, q: q, push: push)
-                }
+                try builder.push("n", bignum: c.n)
+                try builder.push("e", bignum: c.e)
+                try builder.push("d", bignum: d.unsafeCopy)
+                try builder.push("rsa-factor1", bignum: p.unsafeCopy)
+                try builder.push("rsa-factor2", bignum: q.unsafeCopy)
+                let (dp, dq, qi) = try RSA.crtValues(d: d, p: p, q: q, given: c)
+                try builder.push("rsa-exponent1", bignum: dp)
+                try builder.push("rsa-exponent2", bignum: dq)
+                try builder.push("rsa-coefficient1", bignum: qi)
             }
             try self.init(validated: pkey, check: true)
         }
@@ -223,13 +211,8 @@ public enum RSA {
             let e = Array(e.drop(while: { $0 == 0 }))
             try RSA.checkPublic(n: n, e: e)
             let pkey = try PKey.fromParameters(keyType: "RSA", privatePart: false) { builder throws(CryptoError) in
-                let nBN = try BigNum.make(n)
-                defer { BN_free(nBN) }
-                let eBN = try BigNum.make(e)
-                defer { BN_free(eBN) }
-                guard OSSL_PARAM_BLD_push_BN(builder, "n", nBN) == 1, OSSL_PARAM_BLD_push_BN(builder, "e", eBN) == 1 else {
-                    throw OpenSSL.failure("push n, e")
-                }
+                try builder.push("n", bignum: n)
+                try builder.push("e", bignum: e)
             }
             try self.init(pkey: pkey)
         }
@@ -330,11 +313,13 @@ public enum RSA {
         }
     }
 
-    /// Computes dp, dq and qi from d, p and q with BIGNUM arithmetic.
-    static func pushCRT(
-        _ builder: OpaquePointer, d: SecureBytes, p: SecureBytes, q: SecureBytes,
-        push: (String, [UInt8]) throws(CryptoError) -> Void
-    ) throws(CryptoError) {
+    /// dp, dq and qi: the given ones, or computed from d, p and q with BIGNUM arithmetic.
+    static func crtValues(
+        d: SecureBytes, p: SecureBytes, q: SecureBytes, given: Components
+    ) throws(CryptoError) -> ([UInt8], [UInt8], [UInt8]) {
+        if let dp = given.dp, let dq = given.dq, let qi = given.qi {
+            return (dp.unsafeCopy, dq.unsafeCopy, qi.unsafeCopy)
+        }
         guard let context = BN_CTX_secure_new() else { throw OpenSSL.failure("BN_CTX_secure_new") }
         defer { BN_CTX_free(context) }
         let dBN = try BigNum.make(d.unsafeCopy), pBN = try BigNum.make(p.unsafeCopy), qBN = try BigNum.make(q.unsafeCopy)
@@ -347,8 +332,6 @@ public enum RSA {
             let qi = BN_mod_inverse(nil, qBN, pBN, context)
         else { throw OpenSSL.error(.invalidKey, "cannot derive the RSA CRT values (are p and q prime factors?)") }
         defer { BN_clear_free(qi) }
-        try push("rsa-exponent1", BigNum.bytes(dp))
-        try push("rsa-exponent2", BigNum.bytes(dq))
-        try push("rsa-coefficient1", BigNum.bytes(qi))
+        return (BigNum.bytes(dp), BigNum.bytes(dq), BigNum.bytes(qi))
     }
 }

@@ -1,0 +1,261 @@
+public import Foundation
+import TokenMintCrypto
+
+/// The outcome of running one vector file.
+public struct VectorReport: Sendable {
+    /// The file's name (or the label it was run under).
+    public var file: String
+    /// The schema the file declared.
+    public var schema: String
+    /// Cases that came out as the file says (acceptable cases included).
+    public var passed = 0
+    /// Cases that did not.
+    public var failed = 0
+    /// `acceptable` cases this implementation accepted.
+    public var acceptableAccepted = 0
+    /// `acceptable` cases this implementation rejected.
+    public var acceptableRejected = 0
+    /// Cases that came out against the file but are documented upstream
+    /// defects: reported, counted as passed, listed in ``exceptions``.
+    public var exceptions: [String] = []
+    /// One line per failed case.
+    public var failures: [String] = []
+
+    /// Creates an empty report.
+    public init(file: String, schema: String) {
+        self.file = file
+        self.schema = schema
+    }
+
+    mutating func record(_ id: Int, expected: String, accepted: Bool, comment: String, exception: String? = nil) {
+        switch expected {
+        case "acceptable":
+            passed += 1
+            if accepted { acceptableAccepted += 1 } else { acceptableRejected += 1 }
+        case "valid" where accepted, "invalid" where !accepted:
+            passed += 1
+        default:
+            if let exception {
+                passed += 1
+                exceptions.append("tcId \(id): \(exception)")
+            } else {
+                failed += 1
+                failures.append("tcId \(id) (\(expected), \(comment)): \(accepted ? "accepted" : "rejected")")
+            }
+        }
+    }
+
+    /// One line: `file: schema, N passed, M failed (...)`.
+    public var summary: String {
+        var line = "\(file): \(schema), \(passed) passed, \(failed) failed"
+        if acceptableAccepted + acceptableRejected > 0 {
+            line += " (acceptable: \(acceptableAccepted) accepted, \(acceptableRejected) rejected)"
+        }
+        if !exceptions.isEmpty { line += " (\(exceptions.count) documented exceptions)" }
+        return line
+    }
+}
+
+/// Why a vector file could not be run at all.
+public struct VectorFileError: Error, CustomStringConvertible, Sendable {
+    /// What went wrong.
+    public let description: String
+}
+
+/// Runs Project Wycheproof files and TokenMint's own known-answer files.
+///
+/// The file's `schema` field picks the runner, so any Wycheproof file of a
+/// supported schema works, whatever its curve, hash or key size.
+public enum VectorRunner {
+    /// The schemas this runner knows.
+    public static let schemas: [String] = [
+        "ecdsa_verify_schema_v1", "ecdsa_p1363_verify_schema_v1", "eddsa_verify_schema_v1",
+        "rsassa_pkcs1_verify_schema_v1", "rsassa_pss_verify_schema_v1", "mac_test_schema_v1", "tokenmint_kat_v1",
+    ]
+
+    /// Runs the file at `path`.
+    public static func run(path: String) throws(VectorFileError) -> VectorReport {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw VectorFileError(description: "\(path): cannot read (\(error.localizedDescription))")
+        }
+        return try run(data: data, label: (path as NSString).lastPathComponent)
+    }
+
+    /// Runs a vector file held in memory.
+    public static func run(data: Data, label: String) throws(VectorFileError) -> VectorReport {
+        guard data.count <= 64 << 20 else { throw VectorFileError(description: "\(label): larger than 64 MiB") }
+        let header: Header
+        do { header = try JSONDecoder().decode(Header.self, from: data) } catch {
+            throw VectorFileError(description: "\(label): not a vector file (\(error))")
+        }
+        let schema = header.schema.hasSuffix(".json") ? String(header.schema.dropLast(5)) : header.schema
+        var report = VectorReport(file: label, schema: schema)
+        do {
+            switch schema {
+            case "ecdsa_verify_schema_v1": try ecdsa(data, der: true, into: &report)
+            case "ecdsa_p1363_verify_schema_v1": try ecdsa(data, der: false, into: &report)
+            case "eddsa_verify_schema_v1": try eddsa(data, into: &report)
+            case "rsassa_pkcs1_verify_schema_v1": try rsa(data, pss: false, into: &report)
+            case "rsassa_pss_verify_schema_v1": try rsa(data, pss: true, into: &report)
+            case "mac_test_schema_v1": try mac(data, algorithm: header.algorithm ?? "", into: &report)
+            case "tokenmint_kat_v1": try KnownAnswers.run(data, algorithm: header.algorithm ?? "", into: &report)
+            default:
+                throw VectorFileError(description: "\(label): unknown schema \"\(header.schema)\"")
+            }
+        } catch let error as VectorFileError {
+            throw error
+        } catch {
+            throw VectorFileError(description: "\(label): malformed \(schema) file (\(error))")
+        }
+        return report
+    }
+
+    struct Header: Decodable {
+        var schema: String
+        var algorithm: String?
+    }
+
+    struct File<Group: Decodable>: Decodable {
+        var testGroups: [Group]
+    }
+
+    struct SignatureTest: Decodable {
+        var tcId: Int
+        var comment: String
+        var msg: String
+        var sig: String
+        var result: String
+    }
+
+    static func hex(_ text: String) throws -> [UInt8] { try Hex.decode(text) }
+
+    static func hash(named name: String) throws -> HashFunction {
+        guard let hash = HashFunction(name: name) else { throw VectorFileError(description: "unknown hash \(name)") }
+        return hash
+    }
+
+    // MARK: ECDSA
+
+    struct ECDSAGroup: Decodable {
+        var publicKeyDer: String
+        var sha: String
+        var tests: [SignatureTest]
+    }
+
+    static func ecdsa(_ data: Data, der: Bool, into report: inout VectorReport) throws {
+        for group in try JSONDecoder().decode(File<ECDSAGroup>.self, from: data).testGroups {
+            let hash = try hash(named: group.sha)
+            let key = try? ECDSA.PublicKey(derRepresentation: hex(group.publicKeyDer))
+            for test in group.tests {
+                var accepted = false
+                if let key, let bytes = try? hex(test.sig),
+                    let signature = try? (der
+                        ? ECDSA.Signature(derRepresentation: bytes, curve: key.curve)
+                        : ECDSA.Signature(rawRepresentation: bytes, curve: key.curve))
+                {
+                    accepted = key.isValidSignature(signature, for: try hex(test.msg), hash: hash)
+                }
+                report.record(test.tcId, expected: test.result, accepted: accepted, comment: test.comment)
+            }
+        }
+    }
+
+    // MARK: EdDSA
+
+    struct EdDSAGroup: Decodable {
+        struct Key: Decodable {
+            var curve: String
+            var pk: String
+        }
+        var publicKey: Key
+        var tests: [SignatureTest]
+    }
+
+    static func eddsa(_ data: Data, into report: inout VectorReport) throws {
+        for group in try JSONDecoder().decode(File<EdDSAGroup>.self, from: data).testGroups {
+            let verify: ([UInt8], [UInt8]) -> Bool
+            switch group.publicKey.curve {
+            case "edwards25519":
+                let key = try? Ed25519.PublicKey(rawRepresentation: hex(group.publicKey.pk))
+                verify = { sig, msg in key?.isValidSignature(sig, for: msg) ?? false }
+            case "edwards448":
+                let key = try? Ed448.PublicKey(rawRepresentation: hex(group.publicKey.pk))
+                verify = { sig, msg in key?.isValidSignature(sig, for: msg) ?? false }
+            default:
+                throw VectorFileError(description: "unsupported EdDSA curve \(group.publicKey.curve)")
+            }
+            for test in group.tests {
+                let accepted = (try? verify(hex(test.sig), hex(test.msg))) ?? false
+                report.record(test.tcId, expected: test.result, accepted: accepted, comment: test.comment)
+            }
+        }
+    }
+
+    // MARK: RSA
+
+    struct RSAGroup: Decodable {
+        var publicKeyDer: String
+        var sha: String
+        var mgfSha: String?
+        var sLen: Int?
+        var tests: [SignatureTest]
+    }
+
+    static func rsa(_ data: Data, pss: Bool, into report: inout VectorReport) throws {
+        for group in try JSONDecoder().decode(File<RSAGroup>.self, from: data).testGroups {
+            let hash = try hash(named: group.sha)
+            let padding: RSA.Padding
+            if pss {
+                guard let sLen = group.sLen, let mgf = group.mgfSha else {
+                    throw VectorFileError(description: "PSS group without sLen or mgfSha")
+                }
+                padding = .pss(saltLength: .bytes(sLen), mgf1Hash: try self.hash(named: mgf))
+            } else {
+                padding = .pkcs1v15
+            }
+            let key = try? RSA.PublicKey(derRepresentation: hex(group.publicKeyDer))
+            for test in group.tests {
+                var accepted = false
+                if let key, let sig = try? hex(test.sig) {
+                    accepted = key.isValidSignature(sig, for: try hex(test.msg), hash: hash, padding: padding)
+                }
+                report.record(test.tcId, expected: test.result, accepted: accepted, comment: test.comment)
+            }
+        }
+    }
+
+    // MARK: MAC
+
+    struct MACGroup: Decodable {
+        struct Test: Decodable {
+            var tcId: Int
+            var comment: String
+            var key: String
+            var msg: String
+            var tag: String
+            var result: String
+        }
+        var keySize: Int
+        var tagSize: Int
+        var tests: [Test]
+    }
+
+    static func mac(_ data: Data, algorithm: String, into report: inout VectorReport) throws {
+        guard algorithm.hasPrefix("HMAC"), let hash = HashFunction(name: String(algorithm.dropFirst(4))) else {
+            throw VectorFileError(description: "unsupported MAC algorithm \(algorithm)")
+        }
+        for group in try JSONDecoder().decode(File<MACGroup>.self, from: data).testGroups {
+            for test in group.tests {
+                var accepted = false
+                if let key = try? HMACKey(allowingShortKey: hex(test.key), hash: hash) {
+                    let tag = try hex(test.tag)
+                    let full = HMAC.authenticationCode(for: try hex(test.msg), using: key)
+                    accepted = tag.count == group.tagSize / 8 && tag.count <= full.count
+                        && ConstantTime.equals(tag, full.prefix(tag.count))
+                }
+                report.record(test.tcId, expected: test.result, accepted: accepted, comment: test.comment)
+            }
+        }
+    }
+}

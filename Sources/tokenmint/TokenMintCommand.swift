@@ -1,0 +1,112 @@
+import ArgumentParser
+import Foundation
+import TokenMint
+
+/// Exit status: 0 success or valid, 1 invalid signature or failed vectors,
+/// 2 usage or input error.
+@main
+struct TokenMintCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tokenmint",
+        abstract: "Mint and verify signatures and tokens with libsodium and OpenSSL.",
+        version: TokenMintVersion.string,
+        subcommands: [Keygen.self, Pubkey.self, Sign.self, Verify.self, Vectors.self, Demo.self])
+
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let error as CLIError {
+            FileHandle.standardError.write(Data("tokenmint: \(error.message)\n".utf8))
+            Foundation.exit(error.status)
+        } catch let error as CryptoError {
+            FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
+            Foundation.exit(2)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                print(fullMessage(for: error))
+                Foundation.exit(0)
+            }
+            FileHandle.standardError.write(Data("\(fullMessage(for: error))\n".utf8))
+            // Usage errors exit with 2, like most Unix tools; other codes pass through.
+            Foundation.exit(code == .validationFailure ? 2 : code.rawValue)
+        }
+    }
+}
+
+/// An error the CLI reports with its own exit status.
+struct CLIError: Error {
+    var message: String
+    var status: Int32 = 2
+}
+
+/// The algorithm names the CLI takes (the JOSE names of RFC 7518 and RFC 8037).
+enum Algorithm: String, CaseIterable, ExpressibleByArgument {
+    case EdDSA, ES256, ES384, ES512, RS256, RS384, RS512, PS256, PS384, PS512, HS256, HS384, HS512
+
+    var curve: ECDSA.Curve? {
+        switch self {
+        case .ES256: .p256
+        case .ES384: .p384
+        case .ES512: .p521
+        default: nil
+        }
+    }
+
+    var hash: HashFunction {
+        switch self {
+        case .ES256, .RS256, .PS256, .HS256: .sha256
+        case .ES384, .RS384, .PS384, .HS384: .sha384
+        case .ES512, .RS512, .PS512, .HS512, .EdDSA: .sha512
+        }
+    }
+
+    var rsaPadding: RSA.Padding? {
+        switch self {
+        case .RS256, .RS384, .RS512: .pkcs1v15
+        case .PS256, .PS384, .PS512: .pss
+        default: nil
+        }
+    }
+
+    var isHMAC: Bool { [.HS256, .HS384, .HS512].contains(self) }
+}
+
+/// Reads a whole file, or fails with exit 2.
+func readFile(_ path: String, limit: Int = 16 << 20) throws -> Data {
+    guard let handle = FileHandle(forReadingAtPath: path) else { throw CLIError(message: "cannot read \(path)") }
+    defer { try? handle.close() }
+    let data = (try? handle.read(upToCount: limit + 1)) ?? Data()
+    guard data.count <= limit else { throw CLIError(message: "\(path) is larger than \(limit) bytes") }
+    return data
+}
+
+/// Writes `text` to `path` with mode 0600 (keys), or to stdout when `path` is nil.
+func writeOutput(_ text: String, to path: String?) throws {
+    guard let path else {
+        print(text, terminator: text.hasSuffix("\n") ? "" : "\n")
+        return
+    }
+    let created = FileManager.default.createFile(
+        atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+    guard created else { throw CLIError(message: "cannot write \(path)") }
+}
+
+/// The message given by `--hex` or `--in`.
+struct MessageOptions: ParsableArguments {
+    @Option(name: .customLong("hex"), help: "The message as hex.")
+    var hex: String?
+
+    @Option(name: .customLong("in"), help: "Read the message from FILE.")
+    var input: String?
+
+    func validate() throws {
+        guard (hex == nil) != (input == nil) else { throw ValidationError("give exactly one of --hex or --in") }
+    }
+
+    func message() throws -> [UInt8] {
+        if let hex { return try Hex.decode(hex.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        return [UInt8](try readFile(input ?? ""))
+    }
+}

@@ -1,2 +1,0 @@
-import TokenMint
-print(TokenMintVersion.string)
