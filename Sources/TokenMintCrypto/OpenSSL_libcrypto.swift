@@ -106,8 +106,25 @@ final class PKey: @unchecked Sendable {
         if format == .pem, containsEncryptedPEM(bytes) {
             throw .unsupported("encrypted PEM private keys are not supported; decrypt the key first")
         }
+        // Some decoders (Ed25519 PKCS#8) only answer a key-pair request, so a
+        // public request that fails is retried as one: a private key
+        // encoding then yields its public half.
+        let selections = wantPrivate ? [OpenSSL.selectKeyPair] : [OpenSSL.selectPublicKey, OpenSSL.selectKeyPair]
+        var lastError: CryptoError? = nil
+        for selection in selections {
+            do throws(CryptoError) {
+                return try decode(bytes, format: format, keyType: keyType, selection: selection, wantPrivate: wantPrivate)
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError ?? .invalidKey("not a valid key")
+    }
+
+    private static func decode(
+        _ bytes: UnsafeRawBufferPointer, format: Format, keyType: String, selection: Int32, wantPrivate: Bool
+    ) throws(CryptoError) -> PKey {
         var key: OpaquePointer? = nil
-        let selection = wantPrivate ? OpenSSL.selectKeyPair : OpenSSL.selectPublicKey
         guard let context = OSSL_DECODER_CTX_new_for_pkey(&key, format.name.cString, nil, nil, selection, nil, nil)
         else { throw OpenSSL.failure("OSSL_DECODER_CTX_new_for_pkey") }
         defer { OSSL_DECODER_CTX_free(context) }
