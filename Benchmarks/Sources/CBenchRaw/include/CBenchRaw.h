@@ -1,0 +1,34 @@
+#ifndef TOKENMINT_BENCH_RAW_H
+#define TOKENMINT_BENCH_RAW_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* Raw baselines: each function is one call of the C primitive TokenMint wraps,
+   on buffers prepared by the caller. Keys are opaque handles. */
+
+int CBenchRaw_init(void);
+const char *CBenchRaw_sodium_version(void);
+const char *CBenchRaw_openssl_version(void);
+
+/* libsodium Ed25519. sk is libsodium's 64-byte secret key. */
+void CBenchRaw_ed25519_seed_keypair(uint8_t pk[32], uint8_t sk[64], const uint8_t seed[32]);
+int CBenchRaw_ed25519_sign(uint8_t sig[64], const uint8_t *m, size_t n, const uint8_t sk[64]);
+int CBenchRaw_ed25519_verify(const uint8_t sig[64], const uint8_t *m, size_t n, const uint8_t pk[32]);
+
+/* OpenSSL EVP keys from DER (PKCS#8 private or SPKI public). */
+void *CBenchRaw_private_key(const uint8_t *der, size_t len);
+void *CBenchRaw_public_key(const uint8_t *der, size_t len);
+void CBenchRaw_free_key(void *key);
+
+/* EVP_DigestSign / EVP_DigestVerify with a new EVP_MD_CTX per call.
+   padding: 0 none (EC, Ed25519), 1 PKCS#1 v1.5, 6 PSS (salt = digest length). */
+int CBenchRaw_sign(void *key, const char *md, int padding, const uint8_t *m, size_t n, uint8_t *sig, size_t *siglen);
+int CBenchRaw_verify(void *key, const char *md, int padding, const uint8_t *sig, size_t siglen, const uint8_t *m, size_t n);
+
+/* One-shot HMAC() with SHA-256. */
+int CBenchRaw_hmac_sha256(const uint8_t *key, size_t keylen, const uint8_t *m, size_t n, uint8_t out[32]);
+
+/* Monotonic nanoseconds. */
+uint64_t CBenchRaw_now(void);
+
+#endif

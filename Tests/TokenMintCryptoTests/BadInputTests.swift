@@ -1,0 +1,436 @@
+import Foundation
+import Testing
+import TokenMintCrypto
+
+/// Runs `body` and records an issue unless it throws a `CryptoError` with `code`.
+private func expectCode(
+    _ code: CryptoError.Code, _ what: String = "", sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () throws -> Void
+) {
+    do {
+        try body()
+        Issue.record("\(what): expected CryptoError.\(code), nothing was thrown", sourceLocation: sourceLocation)
+    } catch let error as CryptoError {
+        #expect(error.code == code, "\(what): expected CryptoError.\(code), got \(error)", sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("\(what): expected CryptoError.\(code), got \(error)", sourceLocation: sourceLocation)
+    }
+}
+
+/// a − b for big-endian unsigned numbers of the same length, a ≥ b.
+private func subtractBigEndian(_ a: [UInt8], _ b: [UInt8]) -> [UInt8] {
+    var result = [UInt8](repeating: 0, count: a.count)
+    var borrow = 0
+    for i in stride(from: a.count - 1, through: 0, by: -1) {
+        var digit = Int(a[i]) - Int(b[i]) - borrow
+        borrow = digit < 0 ? 1 : 0
+        if digit < 0 { digit += 256 }
+        result[i] = UInt8(digit)
+    }
+    return result
+}
+
+/// The content octets of a minimal positive DER INTEGER for a big-endian value.
+private func minimalInteger(_ value: [UInt8]) -> [UInt8] {
+    var bytes = Array(value.drop(while: { $0 == 0 }))
+    if bytes.isEmpty { bytes = [0] }
+    if bytes[0] & 0x80 != 0 { bytes.insert(0, at: 0) }
+    return bytes
+}
+
+/// INTEGER with exactly these content octets (short-form length, no normalisation).
+private func derInteger(_ content: [UInt8]) -> [UInt8] { [0x02, UInt8(content.count)] + content }
+/// SEQUENCE around `body` (short-form length).
+private func derSequence(_ body: [UInt8]) -> [UInt8] { [0x30, UInt8(body.count)] + body }
+
+@Suite("Bad inputs give a typed CryptoError or false, never a trap")
+struct BadInputTests {
+    /// The order n of the P-256 group.
+    static let p256OrderHex = "ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551"
+    /// One 2048-bit key for all RSA tests (generation is slow).
+    static let rsaKey: RSA.PrivateKey? = try? RSA.PrivateKey(bits: 2048)
+    static let message = Array("TokenMint bad-input tests".utf8)
+
+    // MARK: - Ed25519
+
+    @Test("Ed25519: raw keys of the wrong size are invalidKeySize")
+    func ed25519KeySizes() {
+        for count in [0, 31, 33, 64] {
+            let bytes = [UInt8](repeating: 0x42, count: count)
+            expectCode(.invalidKeySize, "private \(count)") { _ = try Ed25519.PrivateKey(rawRepresentation: bytes) }
+            expectCode(.invalidKeySize, "public \(count)") { _ = try Ed25519.PublicKey(rawRepresentation: bytes) }
+        }
+    }
+
+    @Test("Ed25519: malformed PEM, empty input, random DER and an EC key are refused")
+    func ed25519Encodings() throws {
+        let malformed = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----"
+        let random = SecureRandom.bytes(count: 48)
+        let ecPEM = try ECDSA.PrivateKey(curve: .p256).pemRepresentation
+        let ecPublicPEM = try ECDSA.PrivateKey(curve: .p256).publicKey.pemRepresentation
+        #expect(throws: CryptoError.self) { _ = try Ed25519.PrivateKey(pemRepresentation: malformed) }
+        #expect(throws: CryptoError.self) { _ = try Ed25519.PublicKey(pemRepresentation: malformed) }
+        #expect(throws: CryptoError.self) { _ = try Ed25519.PrivateKey(pemRepresentation: "") }
+        #expect(throws: CryptoError.self) { _ = try Ed25519.PublicKey(pemRepresentation: "") }
+        #expect(throws: CryptoError.self) { _ = try Ed25519.PrivateKey(derRepresentation: [UInt8]()) }
+        #expect(throws: CryptoError.self) { _ = try Ed25519.PrivateKey(derRepresentation: random) }
+        #expect(throws: CryptoError.self) { _ = try Ed25519.PublicKey(derRepresentation: random) }
+        #expect(throws: CryptoError.self) { _ = try Ed25519.PrivateKey(pemRepresentation: ecPEM) }
+        #expect(throws: CryptoError.self) { _ = try Ed25519.PublicKey(pemRepresentation: ecPublicPEM) }
+    }
+
+    @Test("Ed25519: wrong-length, bit-flipped and misdirected signatures are false")
+    func ed25519Signatures() throws {
+        let key = Ed25519.PrivateKey()
+        let message = Self.message
+        let signature = try key.signature(for: message)
+        let publicKey = key.publicKey
+        #expect(signature.count == 64)
+        #expect(publicKey.isValidSignature(signature, for: message))
+        #expect(!publicKey.isValidSignature(Array(signature.prefix(63)), for: message))
+        #expect(!publicKey.isValidSignature(signature + [0x00], for: message))
+        #expect(!publicKey.isValidSignature([UInt8](), for: message))
+        #expect(!publicKey.isValidSignature(signature, for: message + [0x00]))
+        #expect(!publicKey.isValidSignature(signature, for: Array("another message".utf8)))
+        #expect(!Ed25519.PrivateKey().publicKey.isValidSignature(signature, for: message))
+        var accepted: [Int] = []
+        for bit in 0..<(64 * 8) {
+            var flipped = signature
+            flipped[bit / 8] ^= UInt8(1) << UInt8(bit % 8)
+            if publicKey.isValidSignature(flipped, for: message) { accepted.append(bit) }
+        }
+        #expect(accepted.isEmpty, "signatures with these bits flipped verified: \(accepted)")
+    }
+
+    // MARK: - ECDSA keys
+
+    @Test("ECDSA: off-curve, wrong-length and infinity points are refused")
+    func ecdsaPublicPoints() throws {
+        let publicKey = try ECDSA.PrivateKey(curve: .p256).publicKey
+        var offCurve = publicKey.x963Representation
+        offCurve[offCurve.count - 1] ^= 0xFF  // the last byte of y
+        expectCode(.invalidKey, "off-curve 04‖x‖y") { _ = try ECDSA.PublicKey(x963Representation: offCurve, curve: .p256) }
+        let y = Array(offCurve.suffix(32))
+        expectCode(.invalidKey, "off-curve (x, y)") { _ = try ECDSA.PublicKey(x: publicKey.x, y: y, curve: .p256) }
+        let shortX = Array(publicKey.x.prefix(31))
+        expectCode(.invalidKeySize, "31-byte x") { _ = try ECDSA.PublicKey(x: shortX, y: publicKey.y, curve: .p256) }
+        expectCode(.invalidKeySize, "33-byte y") { _ = try ECDSA.PublicKey(x: publicKey.x, y: [0] + publicKey.y, curve: .p256) }
+        let bad: [(String, [UInt8])] = [
+            ("point at infinity", [0x00]),
+            ("empty", []),
+            ("x‖y without prefix", publicKey.rawRepresentation),
+            ("truncated", Array(publicKey.x963Representation.dropLast())),
+            ("(0, 0)", [0x04] + [UInt8](repeating: 0, count: 64)),
+            ("P-384 length", [0x04] + [UInt8](repeating: 1, count: 96)),
+        ]
+        for (name, point) in bad {
+            expectCode(.invalidKey, name) { _ = try ECDSA.PublicKey(x963Representation: point, curve: .p256) }
+        }
+    }
+
+    @Test("ECDSA: private scalars 0, n and out-of-size are refused; 1 and n−1 are accepted")
+    func ecdsaPrivateScalars() throws {
+        let n = try Hex.decode(Self.p256OrderHex)
+        var nMinusOne = n
+        nMinusOne[31] -= 1  // n ends in 0x51
+        var nPlusOne = n
+        nPlusOne[31] += 1
+        let one = [UInt8](repeating: 0, count: 31) + [0x01]
+        expectCode(.invalidKey, "zero") { _ = try ECDSA.PrivateKey(rawRepresentation: [UInt8](repeating: 0, count: 32), curve: .p256) }
+        expectCode(.invalidKey, "n") { _ = try ECDSA.PrivateKey(rawRepresentation: n, curve: .p256) }
+        expectCode(.invalidKey, "n + 1") { _ = try ECDSA.PrivateKey(rawRepresentation: nPlusOne, curve: .p256) }
+        expectCode(.invalidKey, "2^256 − 1") { _ = try ECDSA.PrivateKey(rawRepresentation: [UInt8](repeating: 0xFF, count: 32), curve: .p256) }
+        for count in [0, 31, 33, 48] {
+            let scalar = [UInt8](repeating: 0, count: count - min(count, 1)) + [UInt8](repeating: 0x01, count: min(count, 1))
+            expectCode(.invalidKeySize, "\(count) bytes") { _ = try ECDSA.PrivateKey(rawRepresentation: scalar, curve: .p256) }
+        }
+        let smallest = try ECDSA.PrivateKey(rawRepresentation: one, curve: .p256)
+        let largest = try ECDSA.PrivateKey(rawRepresentation: nMinusOne, curve: .p256)
+        // d = n − 1 gives −G: the same x as G.
+        #expect(smallest.publicKey.x == largest.publicKey.x)
+        #expect(smallest.publicKey != largest.publicKey)
+    }
+
+    @Test("ECDSA: a key on another curve or of another type is refused")
+    func ecdsaWrongCurve() throws {
+        let p384 = try ECDSA.PrivateKey(curve: .p384)
+        let p384PEM = try p384.pemRepresentation
+        let p384PublicPEM = try p384.publicKey.pemRepresentation
+        let ed25519PEM = try Ed25519.PrivateKey().pemRepresentation
+        expectCode(.invalidKey, "P-384 private PEM as P-256") { _ = try ECDSA.PrivateKey(pemRepresentation: p384PEM, curve: .p256) }
+        expectCode(.invalidKey, "P-384 public PEM as P-256") { _ = try ECDSA.PublicKey(pemRepresentation: p384PublicPEM, curve: .p256) }
+        #expect(throws: CryptoError.self) { _ = try ECDSA.PrivateKey(pemRepresentation: ed25519PEM) }
+        #expect(throws: CryptoError.self) { _ = try ECDSA.PrivateKey(pemRepresentation: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----") }
+        #expect(throws: CryptoError.self) { _ = try ECDSA.PrivateKey(derRepresentation: SecureRandom.bytes(count: 64)) }
+    }
+
+    // MARK: - ECDSA signatures
+
+    @Test("ECDSA: raw signatures of the wrong length or with r, s outside [1, n−1] are invalidSignature")
+    func ecdsaRawSignatures() throws {
+        let n = try Hex.decode(Self.p256OrderHex)
+        var nPlusOne = n
+        nPlusOne[31] += 1
+        let signature = try ECDSA.PrivateKey(curve: .p256).signature(for: Self.message)
+        let (r, s) = (signature.r, signature.s)
+        let zero = [UInt8](repeating: 0, count: 32)
+        let bad: [(String, [UInt8])] = [
+            ("63 bytes", Array(signature.rawRepresentation.prefix(63))),
+            ("65 bytes", signature.rawRepresentation + [0x01]),
+            ("empty", []),
+            ("P-384 length", r + s + [UInt8](repeating: 1, count: 32)),
+            ("r = 0", zero + s),
+            ("s = 0", r + zero),
+            ("r = n", n + s),
+            ("s = n", r + n),
+            ("s = n + 1", r + nPlusOne),
+            ("s = 2^256 − 1", r + [UInt8](repeating: 0xFF, count: 32)),
+        ]
+        for (name, raw) in bad {
+            expectCode(.invalidSignature, name) { _ = try ECDSA.Signature(rawRepresentation: raw, curve: .p256) }
+        }
+        expectCode(.invalidSignature, "P-256 raw as P-384") {
+            _ = try ECDSA.Signature(rawRepresentation: signature.rawRepresentation, curve: .p384)
+        }
+    }
+
+    @Test("ECDSA: non-canonical DER signatures are invalidSignature")
+    func ecdsaDERSignatures() throws {
+        let signature = try ECDSA.PrivateKey(curve: .p256).signature(for: Self.message)
+        let r = minimalInteger(signature.r)
+        let s = minimalInteger(signature.s)
+        let body = derInteger(r) + derInteger(s)
+        let der = derSequence(body)
+        // The hand-built encoding is the library's: the variants below differ in one point each.
+        #expect(der == signature.derRepresentation)
+        #expect(try ECDSA.Signature(derRepresentation: der, curve: .p256) == signature)
+
+        var negative = Array(signature.r.drop(while: { $0 == 0 }))
+        negative[0] |= 0x80
+        let bad: [(String, [UInt8])] = [
+            ("trailing byte", der + [0x00]),
+            ("missing last byte", Array(der.dropLast())),
+            ("non-minimal SEQUENCE length", [0x30, 0x81, UInt8(body.count)] + body),
+            ("indefinite length", [0x30, 0x80] + body + [0x00, 0x00]),
+            ("non-minimal INTEGER length", derSequence([0x02, 0x81, UInt8(r.count)] + r + derInteger(s))),
+            ("negative r", derSequence(derInteger(negative) + derInteger(s))),
+            ("unneeded leading 0x00 on r", derSequence(derInteger([0x00] + r) + derInteger(s))),
+            ("unneeded leading 0x00 on s", derSequence(derInteger(r) + derInteger([0x00] + s))),
+            ("s wider than the order", derSequence(derInteger(r) + derInteger([0x01] + signature.s))),
+            ("empty INTEGER", derSequence(derInteger([]) + derInteger(s))),
+            ("r = 0", derSequence(derInteger([0x00]) + derInteger(s))),
+            ("three INTEGERs", derSequence(body + derInteger([0x01]))),
+            ("SET instead of SEQUENCE", [0x31] + Array(der.dropFirst())),
+            ("OCTET STRING instead of INTEGER", derSequence([0x04, UInt8(r.count)] + r + derInteger(s))),
+            ("raw r‖s", signature.rawRepresentation),
+            ("empty", []),
+        ]
+        for (name, encoded) in bad {
+            expectCode(.invalidSignature, name) { _ = try ECDSA.Signature(derRepresentation: encoded, curve: .p256) }
+        }
+    }
+
+    @Test("ECDSA: a signature checked against a key on another curve is false")
+    func ecdsaCrossCurve() throws {
+        let p256 = try ECDSA.PrivateKey(curve: .p256)
+        let p384 = try ECDSA.PrivateKey(curve: .p384)
+        let signature = try p256.signature(for: Self.message)
+        #expect(p256.publicKey.isValidSignature(signature, for: Self.message))
+        #expect(!p384.publicKey.isValidSignature(signature, for: Self.message))
+        #expect(!ECDSA.PrivateKey(curve: .p256).publicKey.isValidSignature(signature, for: Self.message))
+    }
+
+    @Test("ECDSA: signing with SHA-1 is unsupportedAlgorithm")
+    func ecdsaSHA1() throws {
+        let key = try ECDSA.PrivateKey(curve: .p256)
+        for nonce in [ECDSA.Nonce.random, .deterministic] {
+            expectCode(.unsupportedAlgorithm, "\(nonce)") { _ = try key.signature(for: Self.message, hash: .sha1, nonce: nonce) }
+        }
+    }
+
+    @Test("ECDSA: deterministicSignature(forDigest:) refuses SHA-1 and a digest of the wrong size")
+    func ecdsaDigestSigning() throws {
+        let key = try ECDSA.PrivateKey(curve: .p256)
+        let sha1Digest = HashFunction.sha1.hash(Self.message)
+        expectCode(.unsupportedAlgorithm, "SHA-1 digest") { _ = try key.deterministicSignature(forDigest: sha1Digest, hash: .sha1) }
+        let short = [UInt8](repeating: 7, count: 31)
+        expectCode(.invalidParameter, "31-byte SHA-256 digest") { _ = try key.deterministicSignature(forDigest: short, hash: .sha256) }
+    }
+
+    /// TokenMint does not enforce low-S: for a valid (r, s), (r, n − s) is a
+    /// valid ECDSA signature of the same message too. Pinned so that a change
+    /// of policy is a deliberate one (and callers know signatures are malleable).
+    @Test("ECDSA: (r, n − s) verifies too — low-S is not enforced")
+    func ecdsaMalleability() throws {
+        let n = try Hex.decode(Self.p256OrderHex)
+        let key = try ECDSA.PrivateKey(curve: .p256)
+        for nonce in [ECDSA.Nonce.random, .deterministic] {
+            let signature = try key.signature(for: Self.message, nonce: nonce)
+            let otherS = subtractBigEndian(n, signature.s)
+            #expect(subtractBigEndian(n, otherS) == signature.s)
+            let twin = try ECDSA.Signature(rawRepresentation: signature.r + otherS, curve: .p256)
+            #expect(twin != signature)
+            #expect(key.publicKey.isValidSignature(signature, for: Self.message))
+            #expect(key.publicKey.isValidSignature(twin, for: Self.message))
+            #expect(!key.publicKey.isValidSignature(twin, for: Array("another message".utf8)))
+        }
+    }
+
+    // MARK: - RSA
+
+    @Test("RSA: key generation outside 2048...16384 bits or not a multiple of 8 is invalidKeySize")
+    func rsaKeyGenerationSizes() {
+        for bits in [0, 512, 1024, 2047, 2049, 2050, 16392] {
+            expectCode(.invalidKeySize, "\(bits) bits") { _ = try RSA.PrivateKey(bits: bits) }
+        }
+    }
+
+    @Test("RSA: public keys with an even modulus, a bad exponent or 512 bits are refused")
+    func rsaPublicComponents() throws {
+        let publicKey = try #require(Self.rsaKey).publicKey
+        let n = publicKey.modulus
+        let e = publicKey.publicExponent
+        var evenModulus = n
+        evenModulus[evenModulus.count - 1] &= 0xFE
+        var modulus512 = [UInt8](repeating: 0x5A, count: 64)
+        modulus512[0] = 0xC3
+        modulus512[63] = 0x01
+        expectCode(.invalidKey, "even modulus") { _ = try RSA.PublicKey(modulus: evenModulus, publicExponent: e) }
+        expectCode(.invalidKey, "e = 1") { _ = try RSA.PublicKey(modulus: n, publicExponent: [0x01]) }
+        expectCode(.invalidKey, "e = 65536") { _ = try RSA.PublicKey(modulus: n, publicExponent: [0x01, 0x00, 0x00]) }
+        expectCode(.invalidKey, "e = 2") { _ = try RSA.PublicKey(modulus: n, publicExponent: [0x02]) }
+        expectCode(.invalidKey, "empty e") { _ = try RSA.PublicKey(modulus: n, publicExponent: [UInt8]()) }
+        expectCode(.invalidKeySize, "512-bit modulus") { _ = try RSA.PublicKey(modulus: modulus512, publicExponent: e) }
+        expectCode(.invalidKeySize, "empty modulus") { _ = try RSA.PublicKey(modulus: [UInt8](), publicExponent: e) }
+        // Leading zero bytes are not bits: the same key.
+        #expect(try RSA.PublicKey(modulus: [0x00] + n, publicExponent: [0x00] + e) == publicKey)
+    }
+
+    @Test("RSA: a signature of the wrong length or the other padding is false")
+    func rsaSignatures() throws {
+        let key = try #require(Self.rsaKey)
+        let publicKey = key.publicKey
+        let message = Self.message
+        let pkcs1 = try key.signature(for: message, padding: .pkcs1v15)
+        let pss = try key.signature(for: message, padding: .pss)
+        #expect(pkcs1.count == 256 && pss.count == 256)
+        #expect(publicKey.isValidSignature(pkcs1, for: message, padding: .pkcs1v15))
+        #expect(publicKey.isValidSignature(pss, for: message, padding: .pss))
+        #expect(!publicKey.isValidSignature(Array(pkcs1.dropLast()), for: message, padding: .pkcs1v15))
+        #expect(!publicKey.isValidSignature(Array(pkcs1.dropFirst()), for: message, padding: .pkcs1v15))
+        #expect(!publicKey.isValidSignature([0x00] + pkcs1, for: message, padding: .pkcs1v15))
+        #expect(!publicKey.isValidSignature([UInt8](), for: message, padding: .pkcs1v15))
+        #expect(!publicKey.isValidSignature(pkcs1, for: message, padding: .pss))
+        #expect(!publicKey.isValidSignature(pkcs1, for: message, padding: .pss(saltLength: .any)))
+        #expect(!publicKey.isValidSignature(pss, for: message, padding: .pkcs1v15))
+        #expect(!publicKey.isValidSignature(pkcs1, for: message, hash: .sha384, padding: .pkcs1v15))
+        #expect(!publicKey.isValidSignature(pkcs1, for: message + [0x00], padding: .pkcs1v15))
+        #expect(!publicKey.isValidSignature([UInt8](repeating: 0xFF, count: 256), for: message, padding: .pkcs1v15))
+        var flipped = pss
+        flipped[100] ^= 0x01
+        #expect(!publicKey.isValidSignature(flipped, for: message, padding: .pss))
+    }
+
+    @Test("RSA: PSS salt .any and SHA-1 are refused for signing")
+    func rsaSigningParameters() throws {
+        let key = try #require(Self.rsaKey)
+        expectCode(.invalidParameter, "PSS salt .any") { _ = try key.signature(for: Self.message, padding: .pss(saltLength: .any)) }
+        expectCode(.unsupportedAlgorithm, "SHA-1 PKCS#1") { _ = try key.signature(for: Self.message, hash: .sha1, padding: .pkcs1v15) }
+        expectCode(.unsupportedAlgorithm, "SHA-1 PSS") { _ = try key.signature(for: Self.message, hash: .sha1, padding: .pss) }
+    }
+
+    // MARK: - HMAC
+
+    @Test("HMAC: keys shorter than the hash output are invalidKeySize")
+    func hmacKeySizes() throws {
+        for (hash, size) in [(HashFunction.sha256, 32), (.sha384, 48), (.sha512, 64)] {
+            for short in [1, 16, size - 1] {
+                let bytes = [UInt8](repeating: 0x0B, count: short)
+                expectCode(.invalidKeySize, "\(hash) \(short) bytes") { _ = try HMACKey(bytes, hash: hash) }
+            }
+            let key = try HMACKey([UInt8](repeating: 0x0B, count: size), hash: hash)
+            #expect(key.bytes.count == size && key.hash == hash)
+            #expect(try HMACKey([UInt8](repeating: 0x0B, count: size + 1), hash: hash).bytes.count == size + 1)
+        }
+        expectCode(.invalidKeySize, "empty, short allowed") { _ = try HMACKey(allowingShortKey: [UInt8](), hash: .sha256) }
+        expectCode(.invalidKeySize, "empty") { _ = try HMACKey([UInt8](), hash: .sha256) }
+        #expect(try HMACKey(allowingShortKey: [UInt8](repeating: 1, count: 16), hash: .sha256).bytes.count == 16)
+        expectCode(.unsupportedAlgorithm, "SHA-1") { _ = try HMACKey([UInt8](repeating: 1, count: 32), hash: .sha1) }
+    }
+
+    @Test("HMAC: truncated, empty, over-long and bit-flipped tags are false")
+    func hmacTags() throws {
+        let key = HMACKey(generatingFor: .sha256)
+        let message = Self.message
+        let tag = HMAC.authenticationCode(for: message, using: key)
+        let half = Array(tag.prefix(16))
+        let empty = [UInt8]()
+        #expect(tag.count == 32)
+        #expect(HMAC.isValidAuthenticationCode(tag, for: message, using: key))
+        #expect(!HMAC.isValidAuthenticationCode(half, for: message, using: key))
+        #expect(HMAC.isValidAuthenticationCode(half, for: message, using: key, minimumLength: 16))
+        #expect(!HMAC.isValidAuthenticationCode(Array(tag.prefix(15)), for: message, using: key, minimumLength: 16))
+        #expect(!HMAC.isValidAuthenticationCode(empty, for: message, using: key))
+        #expect(!HMAC.isValidAuthenticationCode(empty, for: message, using: key, minimumLength: 0))
+        #expect(!HMAC.isValidAuthenticationCode(tag + [0x00], for: message, using: key))
+        #expect(!HMAC.isValidAuthenticationCode(tag, for: message + [0x00], using: key))
+        #expect(!HMAC.isValidAuthenticationCode(tag, for: message, using: HMACKey(generatingFor: .sha256)))
+        var accepted: [Int] = []
+        for bit in 0..<(32 * 8) {
+            var flipped = tag
+            flipped[bit / 8] ^= UInt8(1) << UInt8(bit % 8)
+            if HMAC.isValidAuthenticationCode(flipped, for: message, using: key) { accepted.append(bit) }
+            if bit < 16 * 8, HMAC.isValidAuthenticationCode(Array(flipped.prefix(16)), for: message, using: key, minimumLength: 16) {
+                accepted.append(bit)
+            }
+        }
+        #expect(accepted.isEmpty, "tags with these bits flipped verified: \(accepted)")
+    }
+
+    // MARK: - PEM
+
+    /// An Ed25519 key encrypted with PBES2 (openssl pkcs8 -topk8 -v2 aes-256-cbc).
+    static let encryptedPEM = """
+        -----BEGIN ENCRYPTED PRIVATE KEY-----
+        MIGbMFcGCSqGSIb3DQEFDTBKMCkGCSqGSIb3DQEFDDAcBAhFDcWGE2f0SQICCAAw
+        DAYIKoZIhvcNAgkFADAdBglghkgBZQMEASoEEOm9j2lZXCaGw9abLrY7taAEQDs/
+        QYy84qTtMoVeaodsMeUThKj5ssgimC3Wu+HhVaq6g+YJgM80O4XRzwX5uiCsJaLr
+        OnlzsMxjalnWl+lQHAY=
+        -----END ENCRYPTED PRIVATE KEY-----
+        """
+
+    @Test("PEM: an encrypted private key is unsupportedAlgorithm")
+    func encryptedPEM() {
+        let pem = Self.encryptedPEM
+        let legacy = """
+            -----BEGIN EC PRIVATE KEY-----
+            Proc-Type: 4,ENCRYPTED
+            DEK-Info: AES-128-CBC,0123456789ABCDEF0123456789ABCDEF
+
+            AAAA
+            -----END EC PRIVATE KEY-----
+            """
+        expectCode(.unsupportedAlgorithm, "Ed25519") { _ = try Ed25519.PrivateKey(pemRepresentation: pem) }
+        expectCode(.unsupportedAlgorithm, "ECDSA") { _ = try ECDSA.PrivateKey(pemRepresentation: pem) }
+        expectCode(.unsupportedAlgorithm, "RSA") { _ = try RSA.PrivateKey(pemRepresentation: pem) }
+        expectCode(.unsupportedAlgorithm, "legacy Proc-Type") { _ = try ECDSA.PrivateKey(pemRepresentation: legacy) }
+    }
+
+    @Test("PEM and DER: input over 64 KiB is refused before parsing")
+    func oversizedInput() {
+        let line = String(repeating: "A", count: 64) + "\n"
+        let pem = "-----BEGIN PRIVATE KEY-----\n" + String(repeating: line, count: 70 * 1024 / 65 + 1)
+            + "-----END PRIVATE KEY-----\n"
+        #expect(pem.utf8.count > 70 * 1024)
+        let der = [UInt8](repeating: 0x30, count: 70 * 1024)
+        expectCode(.invalidEncoding, "Ed25519 PEM") { _ = try Ed25519.PrivateKey(pemRepresentation: pem) }
+        expectCode(.invalidEncoding, "Ed25519 public PEM") { _ = try Ed25519.PublicKey(pemRepresentation: pem) }
+        expectCode(.invalidEncoding, "ECDSA PEM") { _ = try ECDSA.PrivateKey(pemRepresentation: pem) }
+        expectCode(.invalidEncoding, "ECDSA public PEM") { _ = try ECDSA.PublicKey(pemRepresentation: pem) }
+        expectCode(.invalidEncoding, "RSA PEM") { _ = try RSA.PrivateKey(pemRepresentation: pem) }
+        expectCode(.invalidEncoding, "RSA public PEM") { _ = try RSA.PublicKey(pemRepresentation: pem) }
+        expectCode(.invalidEncoding, "Ed25519 DER") { _ = try Ed25519.PrivateKey(derRepresentation: der) }
+        expectCode(.invalidEncoding, "ECDSA DER") { _ = try ECDSA.PrivateKey(derRepresentation: der) }
+        expectCode(.invalidEncoding, "RSA DER") { _ = try RSA.PublicKey(derRepresentation: der) }
+    }
+}
