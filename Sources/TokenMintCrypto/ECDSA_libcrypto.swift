@@ -258,6 +258,7 @@ public enum ECDSA {
         /// Signs a digest computed by the caller, with an RFC 6979 nonce
         /// derived with `hash` (which must be the hash that made `digest`).
         public func deterministicSignature(forDigest digest: some DataProtocol, hash: HashFunction) throws(CryptoError) -> Signature {
+            guard hash.isAllowedForSigning else { throw .unsupported("ECDSA signing with \(hash.name) is refused") }
             guard digest.count == hash.digestSize else {
                 throw .invalidParameter("digest must be \(hash.digestSize) bytes for \(hash.name)")
             }

@@ -57,6 +57,10 @@ public enum Base64URL {
     /// Decodes base64url text given as UTF-8 bytes.
     public static func decode(_ utf8: UnsafeRawBufferPointer, padding: Padding = .none) throws(CryptoError) -> [UInt8] {
         _ = Sodium.ready
+        // libsodium reads `char`, signed here: bytes ≥ 0x80 would alias '_'.
+        guard !utf8.contains(where: { $0 >= 0x80 }) else {
+            throw .invalidEncoding("base64url: non-ASCII character")
+        }
         let hasPad = utf8.last == UInt8(ascii: "=")
         let padded: Bool
         switch padding {

@@ -17,11 +17,18 @@ public struct HMACKey: Sendable, Equatable, CustomStringConvertible {
     public let bytes: SecureBytes
     /// The hash function the key is used with.
     public let hash: HashFunction
+    /// OpenSSL's MAC context with the key already set: each tag duplicates it
+    /// instead of fetching the algorithm and hashing the key again.
+    let keyed: KeyedMAC
+
+    /// Compares key bytes (in constant time) and hash.
+    public static func == (lhs: HMACKey, rhs: HMACKey) -> Bool { lhs.hash == rhs.hash && lhs.bytes == rhs.bytes }
 
     /// Wraps existing key bytes.
     /// - Throws: `CryptoError.invalidKeySize` when the key is shorter than the
     ///   hash output, `unsupportedAlgorithm` for SHA-1.
     public init(_ key: some DataProtocol, hash: HashFunction) throws(CryptoError) {
+        guard hash.isAllowedForSigning else { throw .unsupported("HMAC keys for \(hash.name) are offered for verification only") }
         guard key.count >= hash.digestSize else {
             throw .invalidKeySize(
                 "HMAC-\(hash.name) key must be at least \(hash.digestSize) bytes, got \(key.count)")
@@ -29,19 +36,23 @@ public struct HMACKey: Sendable, Equatable, CustomStringConvertible {
         try self.init(allowingShortKey: key, hash: hash)
     }
 
-    /// Wraps key bytes without the minimum-length rule. For interoperability
-    /// and known-answer tests only; an empty key is still refused.
+    /// Wraps key bytes without the minimum-length rule (and with SHA-1
+    /// allowed). For interoperability with existing keys and known-answer
+    /// tests only; an empty key is still refused.
     public init(allowingShortKey key: some DataProtocol, hash: HashFunction) throws(CryptoError) {
-        guard hash.isAllowedForSigning else { throw .unsupported("HMAC with \(hash.name) is not offered") }
         guard !key.isEmpty, key.count <= 1 << 16 else { throw .invalidKeySize("HMAC key must be 1 to 65536 bytes") }
-        self.bytes = SecureBytes(key)
+        try self.init(secret: SecureBytes(key), hash: hash)
+    }
+
+    private init(secret: SecureBytes, hash: HashFunction) throws(CryptoError) {
+        self.bytes = secret
         self.hash = hash
+        self.keyed = try KeyedMAC(key: secret, hash: hash)
     }
 
     /// A new random key as long as the hash output.
-    public init(generatingFor hash: HashFunction) {
-        self.bytes = SecureBytes(randomCount: hash.digestSize)
-        self.hash = hash
+    public init(generatingFor hash: HashFunction) throws(CryptoError) {
+        try self.init(secret: SecureBytes(randomCount: hash.digestSize), hash: hash)
     }
 
     /// Never shows the key.
@@ -57,15 +68,8 @@ public enum HMAC {
 
     /// The full-length tag of the bytes in `message`.
     public static func authenticationCode(for message: UnsafeRawBufferPointer, using key: HMACKey) -> [UInt8] {
-        key.bytes.withUnsafeBytes { secret in
-            [UInt8](unsafeUninitializedCapacity: 64) { out, initialized in
-                var length: UInt32 = 0
-                let result = CLibCrypto.HMAC(
-                    key.hash.handle.md, secret.baseAddress, Int32(secret.count),
-                    message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count,
-                    out.baseAddress, &length)
-                initialized = result == nil ? 0 : Int(length)
-            }
+        [UInt8](unsafeUninitializedCapacity: key.hash.digestSize) { out, initialized in
+            initialized = key.keyed.tag(message, into: UnsafeMutableRawBufferPointer(out))
         }
     }
 
@@ -75,9 +79,53 @@ public enum HMAC {
     public static func isValidAuthenticationCode(
         _ tag: some DataProtocol, for message: some DataProtocol, using key: HMACKey, minimumLength: Int? = nil
     ) -> Bool {
-        let expected = authenticationCode(for: message, using: key)
-        let floor = minimumLength ?? expected.count
-        guard tag.count >= max(floor, 1), tag.count <= expected.count else { return false }
-        return ConstantTime.equals(Array(tag), expected.prefix(tag.count))
+        let size = key.hash.digestSize
+        let floor = minimumLength ?? size
+        guard tag.count >= max(floor, 1), tag.count <= size else { return false }
+        return withUnsafeTemporaryAllocation(byteCount: 64, alignment: 16) { expected in
+            let length = message.withContiguousBytes { key.keyed.tag($0, into: expected) }
+            guard length == size else { return false }
+            return tag.withContiguousBytes { ConstantTime.equals($0, UnsafeRawBufferPointer(rebasing: expected[0..<tag.count])) }
+        }
+    }
+}
+
+/// An `EVP_MAC_CTX` for HMAC with its key set, used only as a template:
+/// every tag works on a duplicate, so one key serves many threads at once.
+final class KeyedMAC: @unchecked Sendable {
+    private let template: OpaquePointer
+
+    init(key: SecureBytes, hash: HashFunction) throws(CryptoError) {
+        guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else { throw OpenSSL.failure("EVP_MAC_fetch HMAC") }
+        defer { EVP_MAC_free(mac) }
+        guard let context = EVP_MAC_CTX_new(mac) else { throw OpenSSL.failure("EVP_MAC_CTX_new") }
+        template = context
+        var digest = Array(hash.openSSLName.utf8CString)
+        let ok = digest.withUnsafeMutableBufferPointer { name in
+            var params = [
+                OSSL_PARAM_construct_utf8_string("digest", name.baseAddress, 0),
+                OSSL_PARAM_construct_end(),
+            ]
+            return key.withUnsafeBytes { k in
+                EVP_MAC_init(context, k.bytes, k.count, &params)
+            }
+        }
+        guard ok == 1 else { throw OpenSSL.failure("EVP_MAC_init HMAC-\(hash.name)") }
+    }
+
+    deinit { EVP_MAC_CTX_free(template) }  // cleanses the key schedule
+
+    /// Writes the tag into `out` (at least 64 bytes) and returns its length, 0 on failure.
+    func tag(_ message: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) -> Int {
+        guard let context = EVP_MAC_CTX_dup(template) else { return 0 }
+        defer { EVP_MAC_CTX_free(context) }
+        var length = 0
+        guard EVP_MAC_update(context, message.bytes, message.count) == 1,
+            EVP_MAC_final(context, out.bytes, &length, out.count) == 1
+        else {
+            OpenSSL.clearErrors()
+            return 0
+        }
+        return length
     }
 }

@@ -294,8 +294,10 @@ public enum RSA {
         case .pkcs1v15:
             return EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PADDING) == 1
         case .pss(let salt, let mgf1):
+            // MGF1 defaults to the signature's hash; naming it again costs a fetch.
             return EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PSS_PADDING) == 1
-                && EVP_PKEY_CTX_set_rsa_mgf1_md_name(context, (mgf1 ?? hash).openSSLName, nil) == 1
+                && (mgf1 == nil || mgf1 == hash
+                    || EVP_PKEY_CTX_set_rsa_mgf1_md_name(context, (mgf1 ?? hash).openSSLName, nil) == 1)
                 && EVP_PKEY_CTX_set_rsa_pss_saltlen(context, salt.openSSLValue) == 1
         }
     }

@@ -36,7 +36,7 @@ struct Demo: ParsableCommand {
                 rsa.publicKey.isValidSignature(sig, for: tampered, padding: padding))
         }
 
-        let hmac = HMACKey(generatingFor: .sha256)
+        let hmac = try HMACKey(generatingFor: .sha256)
         let tag = HMAC.authenticationCode(for: message, using: hmac)
         row("HS256", "HMAC-SHA-256 (OpenSSL)", tag, HMAC.isValidAuthenticationCode(tag, for: message, using: hmac),
             HMAC.isValidAuthenticationCode(tag, for: tampered, using: hmac))

@@ -81,7 +81,7 @@ struct Keygen: ParsableCommand {
             let fallback = [HashFunction.sha256: 2048, .sha384: 3072, .sha512: 4096][alg.hash] ?? 2048
             pem = try RSA.PrivateKey(bits: bits ?? fallback).pemRepresentation
         case .HS256, .HS384, .HS512:
-            let key = HMACKey(generatingFor: alg.hash)
+            let key = try HMACKey(generatingFor: alg.hash)
             pem = key.bytes.withUnsafeBytes { Base64URL.encode($0) } + "\n"
         }
         try writeOutput(pem, to: out)

@@ -9,7 +9,7 @@ struct ConcurrencyTests {
     @Test func sharedKeysAcrossTasks() async throws {
         let ed = Ed25519.PrivateKey()
         let ec = try ECDSA.PrivateKey(curve: .p256)
-        let hmac = HMACKey(generatingFor: .sha256)
+        let hmac = try HMACKey(generatingFor: .sha256)
         let messages = (0..<64).map { Array("message \($0)".utf8) }
         let serialEd = try messages.map { try ed.signature(for: $0) }
         let serialEC = try messages.map { try ec.signature(for: $0, nonce: .deterministic) }

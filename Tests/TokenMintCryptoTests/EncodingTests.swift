@@ -135,11 +135,11 @@ struct EncodingTests {
         expectRejected("Zm=vYmFy", .padded)
     }
 
-    /// Non-ASCII input. Some of these have an innocent-looking length and
-    /// trailing bits, so only an explicit character check rejects them:
-    /// libsodium 1.0.18 reads the input as (signed) `char`, and its
-    /// constant-time table then maps every byte 0x80...0xFF to '_' (63) on
-    /// platforms where `char` is signed (x86_64, Apple arm64).
+    /// Non-ASCII input. Several of these have a plausible length and zero
+    /// trailing bits, so only a character check rejects them: libsodium 1.0.18
+    /// reads each input byte as a (signed) `char`, and its constant-time
+    /// character classification then takes every byte 0x80...0xFF for '_' (63)
+    /// where `char` is signed (x86_64 Linux, Apple platforms).
     @Test("Non-ASCII characters are rejected", arguments: [
         "Zm\u{E9}", "Zm9vYmFy\u{E9}\u{E9}", "\u{FF3A}\u{FF2D}\u{FF19}\u{FF56}", "Zm9v\u{FC}", "Zg\u{20AC}", "\u{E9}\u{E9}\u{E9}\u{E9}",
     ])
@@ -244,7 +244,7 @@ struct EncodingTests {
     }
 
     @Test("SecureBytes: equality, and descriptions never show the bytes")
-    func secureBytes() {
+    func secureBytes() throws {
         let bytes: [UInt8] = [0xAB, 0xCD]
         let secret = SecureBytes(bytes)
         #expect(secret.count == 2)
@@ -268,7 +268,7 @@ struct EncodingTests {
             }
         }
         // The same for an HMAC key, which holds SecureBytes.
-        let key = HMACKey(generatingFor: .sha256)
+        let key = try HMACKey(generatingFor: .sha256)
         #expect(!key.description.contains(Hex.encode(key.bytes.unsafeCopy)))
     }
 }

@@ -30,7 +30,7 @@ struct ReadmeExampleTests {
         assert(verifier.isValidSignature(es256, for: message))
 
         // HMAC keys shorter than the hash are refused, in every build.
-        let macKey = HMACKey(generatingFor: .sha256)
+        let macKey = try HMACKey(generatingFor: .sha256)
         let tag = HMAC.authenticationCode(for: message, using: macKey)
         assert(HMAC.isValidAuthenticationCode(tag, for: message, using: macKey))
         // README-END

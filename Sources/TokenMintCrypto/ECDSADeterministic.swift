@@ -1,4 +1,5 @@
 internal import CLibCrypto
+internal import CSodium
 
 /// One curve's `EC_GROUP`, fetched once and shared (read-only) by all threads.
 final class CurveGroup: @unchecked Sendable {
@@ -162,15 +163,36 @@ final class ECKeyPair: @unchecked Sendable {
         return try ECDSA.Signature(curve: curve, r: rBytes, s: sBytes)
     }
 
+    /// HMAC for the DRBG. The key changes at every step, so a keyed template
+    /// does not help; libsodium's HMAC-SHA-256/512 skip OpenSSL's per-call
+    /// algorithm fetch, and OpenSSL's HMAC() serves the other hashes.
     private func mac(_ hash: HashFunction, key: [UInt8], _ data: [UInt8]) throws(CryptoError) -> [UInt8] {
-        var length: UInt32 = 0
         var out = [UInt8](repeating: 0, count: 64)
-        guard CLibCrypto.HMAC(hash.handle.md, key, Int32(key.count), data, data.count, &out, &length) != nil else {
-            throw OpenSSL.failure("HMAC")
+        var length = 0
+        if hash == .sha256 {
+            var state = crypto_auth_hmacsha256_state()
+            crypto_auth_hmacsha256_init(&state, key, key.count)
+            crypto_auth_hmacsha256_update(&state, data, UInt64(data.count))
+            crypto_auth_hmacsha256_final(&state, &out)
+            sodium_memzero(&state, MemoryLayout.size(ofValue: state))
+            length = 32
+        } else if hash == .sha512 {
+            var state = crypto_auth_hmacsha512_state()
+            crypto_auth_hmacsha512_init(&state, key, key.count)
+            crypto_auth_hmacsha512_update(&state, data, UInt64(data.count))
+            crypto_auth_hmacsha512_final(&state, &out)
+            sodium_memzero(&state, MemoryLayout.size(ofValue: state))
+            length = 64
+        } else {
+            var macLength: UInt32 = 0
+            guard CLibCrypto.HMAC(hash.handle.md, key, Int32(key.count), data, data.count, &out, &macLength) != nil else {
+                throw OpenSSL.failure("HMAC")
+            }
+            length = Int(macLength)
         }
         var input = data
-        OPENSSL_cleanse(&input, input.count)
-        return Array(out.prefix(Int(length)))
+        sodium_memzero(&input, input.count)
+        return Array(out.prefix(length))
     }
 
     /// bits2int (RFC 6979 §2.3.2): the leftmost qlen bits of `bytes`.
