@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "TokenMint", targets: ["TokenMint"]),
         .library(name: "TokenMintCrypto", targets: ["TokenMintCrypto"]),
+        .library(name: "TokenMintJOSE", targets: ["TokenMintJOSE"]),
         .executable(name: "tokenmint", targets: ["tokenmint"]),
     ],
     dependencies: [
@@ -38,12 +39,16 @@ let package = Package(
             dependencies: ["CSodium", "CLibCrypto"],
             swiftSettings: strictSettings),
         .target(
-            name: "TokenMint",
+            name: "TokenMintJOSE",
             dependencies: ["TokenMintCrypto"],
             swiftSettings: strictSettings),
         .target(
+            name: "TokenMint",
+            dependencies: ["TokenMintCrypto", "TokenMintJOSE"],
+            swiftSettings: strictSettings),
+        .target(
             name: "TokenMintVectors",
-            dependencies: ["TokenMintCrypto"],
+            dependencies: ["TokenMintCrypto", "TokenMintJOSE"],
             swiftSettings: strictSettings),
         .executableTarget(
             name: "tokenmint",
@@ -54,6 +59,10 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
 
+        .testTarget(
+            name: "TokenMintJOSETests",
+            dependencies: ["TokenMintJOSE", "TokenMintCrypto", "TokenMintVectors"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "TokenMintCryptoTests",
             dependencies: ["TokenMintCrypto", "TokenMint", "TokenMintVectors"],

@@ -1,4 +1,5 @@
 @_exported public import TokenMintCrypto
+@_exported public import TokenMintJOSE
 
 /// TokenMint's version.
 public enum TokenMintVersion {

@@ -45,6 +45,29 @@ public enum Base64URL {
         }
     }
 
+    /// Appends the base64url text of `bytes` to `output` as UTF-8 (no
+    /// intermediate `String`: the fast path for building tokens).
+    public static func encode(_ bytes: some DataProtocol, into output: inout [UInt8], padding: Padding = .none) {
+        bytes.withContiguousBytes { encode($0, into: &output, padding: padding) }
+    }
+
+    /// Appends the base64url text of the bytes in `buffer` to `output`.
+    public static func encode(_ buffer: UnsafeRawBufferPointer, into output: inout [UInt8], padding: Padding = .none) {
+        _ = Sodium.ready
+        let padded = padding == .padded
+        let variant = padded ? sodium_base64_VARIANT_URLSAFE : sodium_base64_VARIANT_URLSAFE_NO_PADDING
+        let n = buffer.count
+        let length = padded ? ((n + 2) / 3) * 4 : (n / 3) * 4 + [0, 2, 3][n % 3]
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: length + 1))
+        output.withUnsafeMutableBytes { out in
+            let target = UnsafeMutableRawBufferPointer(rebasing: out[start...])
+            _ = sodium_bin2base64(
+                UnsafeMutableRawPointer(target.bytes).assumingMemoryBound(to: CChar.self), length + 1, buffer.bytes, n, variant)
+        }
+        output.removeLast()  // the NUL libsodium writes
+    }
+
     /// Decodes base64url text strictly.
     /// - Throws: `CryptoError.invalidEncoding` for anything that is not the
     ///   canonical encoding of some byte string in the chosen padding mode.

@@ -69,8 +69,27 @@ struct Keygen: ParsableCommand {
     @Option(help: "Write the key to FILE (mode 0600) instead of stdout.")
     var out: String?
 
+    @Flag(help: "Write a private JWK (JSON) instead of PEM.")
+    var jwk = false
+
+    @Option(help: "With --jwk: the kid (default: the RFC 7638 thumbprint).")
+    var kid: String?
+
     func run() throws {
         if bits != nil, alg.rsaPadding == nil { throw ValidationError("--bits applies to RSA only") }
+        if kid != nil, !jwk { throw ValidationError("--kid applies to --jwk") }
+        if jwk {
+            guard let jose = JWSAlgorithm(name: alg.rawValue) else { throw CLIError(message: "no JOSE name for \(alg)") }
+            var key: JWK
+            if let bits, jose.keyType == .rsa {
+                key = JWK(try RSA.PrivateKey(bits: bits), algorithm: jose)
+            } else {
+                key = try JWK.generate(for: jose)
+            }
+            key.keyID = kid ?? key.thumbprint()
+            try writeOutput(key.json + "\n", to: out)
+            return
+        }
         let pem: String
         switch alg {
         case .EdDSA:

@@ -10,7 +10,7 @@ struct TokenMintCommand: ParsableCommand {
         commandName: "tokenmint",
         abstract: "Mint and verify signatures and tokens with libsodium and OpenSSL.",
         version: TokenMintVersion.string,
-        subcommands: [Keygen.self, Pubkey.self, Sign.self, Verify.self, Vectors.self, Demo.self])
+        subcommands: [Keygen.self, Pubkey.self, Sign.self, Verify.self, JWKCommand.self, JWTCommand.self, Vectors.self, Demo.self])
 
     static func main() {
         do {
@@ -20,6 +20,12 @@ struct TokenMintCommand: ParsableCommand {
             FileHandle.standardError.write(Data("tokenmint: \(error.message)\n".utf8))
             Foundation.exit(error.status)
         } catch let error as CryptoError {
+            FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
+            Foundation.exit(2)
+        } catch let error as JOSEError {
+            FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
+            Foundation.exit(2)
+        } catch let error as JSONError {
             FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
             Foundation.exit(2)
         } catch {

@@ -36,8 +36,11 @@ struct WycheproofRunnerTests {
     @Test("the project's own RFC known-answer files pass byte-exact")
     func ownVectors() throws {
         let files = SharedVectors.files(in: SharedVectors.ownVectors)
-        #expect(files.map(\.lastPathComponent) == ["rfc4231-hmac.json", "rfc6979-ecdsa.json", "rfc8032-ed25519.json"])
-        let expectedCounts = ["rfc4231-hmac.json": 21, "rfc6979-ecdsa.json": 24, "rfc8032-ed25519.json": 5]
+        let expectedCounts = [
+            "rfc4231-hmac.json": 21, "rfc6979-ecdsa.json": 24, "rfc8032-ed25519.json": 5,
+            "rfc7515-jws.json": 5, "rfc7638-thumbprint.json": 2,
+        ]
+        #expect(files.map(\.lastPathComponent) == expectedCounts.keys.sorted())
         for file in files {
             let report = try VectorRunner.run(path: file.path)
             #expect(report.failed == 0, "\(report.summary): \(report.failures)")

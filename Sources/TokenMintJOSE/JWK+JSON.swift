@@ -1,0 +1,268 @@
+public import TokenMintCrypto
+
+extension JWK {
+    /// The limits for parsing a single JWK.
+    static let jsonLimits: JSONParser.Limits = {
+        var limits = JSONParser.Limits()
+        limits.maximumBytes = 64 * 1024
+        limits.maximumDepth = 4
+        limits.maximumMembers = 64
+        return limits
+    }()
+
+    /// Parses a JWK from JSON text.
+    public init(json: String) throws(JOSEError) {
+        try self.init(jsonBytes: Array(json.utf8))
+    }
+
+    /// Parses a JWK from UTF-8 JSON.
+    public init(jsonBytes: [UInt8]) throws(JOSEError) {
+        let value: JSONValue
+        do { value = try JSONParser.parse(jsonBytes, limits: JWK.jsonLimits) } catch {
+            throw JOSEError(.invalidJSON, "JWK: \(error)")
+        }
+        guard let object = value.objectValue else { throw .key("a JWK must be a JSON object") }
+        try self.init(object: object)
+    }
+
+    /// Builds a JWK from a parsed JSON object (RFC 7517 §4; unknown members are ignored).
+    public init(object: JSONObject) throws(JOSEError) {
+        func string(_ name: String) throws(JOSEError) -> String? {
+            guard let value = object[name] else { return nil }
+            guard let text = value.stringValue else { throw .key("\"\(name)\" must be a string") }
+            return text
+        }
+        func required(_ name: String) throws(JOSEError) -> String {
+            guard let text = try string(name) else { throw .key("\"\(name)\" is missing") }
+            return text
+        }
+        func bytes(_ name: String) throws(JOSEError) -> [UInt8]? {
+            guard let text = try string(name) else { return nil }
+            return try B64.decode(text, "JWK member \"\(name)\"")
+        }
+        func requiredBytes(_ name: String) throws(JOSEError) -> [UInt8] {
+            guard let value = try bytes(name) else { throw .key("\"\(name)\" is missing") }
+            return value
+        }
+
+        let kty = try required("kty")
+        guard let keyType = KeyType(rawValue: kty) else { throw .key("unsupported kty \"\(kty)\"") }
+        let keyID = try string("kid")
+        let alg = try string("alg")
+        let use = try string("use")
+        var ops: [String]? = nil
+        if let value = object["key_ops"] {
+            guard let array = value.arrayValue, !array.isEmpty else { throw .key("\"key_ops\" must be a non-empty array") }
+            var seen: [String] = []
+            for item in array {
+                guard let op = item.stringValue, !seen.contains(op) else {
+                    throw .key("\"key_ops\" must hold distinct strings")
+                }
+                seen.append(op)
+            }
+            ops = seen
+        }
+        if let use, let ops, use == "sig", ops.contains(where: { $0 != "sign" && $0 != "verify" }) {
+            throw .key("\"use\" and \"key_ops\" disagree")  // RFC 7517 §4.3
+        }
+
+        let material: Material
+        do {
+            switch keyType {
+            case .oct:
+                let k = try requiredBytes("k")
+                guard !k.isEmpty else { throw JOSEError.key("empty oct key") }
+                guard k.count <= 1 << 16 else { throw JOSEError.key("oct key longer than 64 KiB") }
+                material = .secret(HMACSecret(SecureBytes(k)))
+            case .okp:
+                let crv = try required("crv")
+                guard crv == "Ed25519" else { throw JOSEError.key("unsupported OKP curve \"\(crv)\"") }
+                let x = try requiredBytes("x")
+                let publicKey = try Ed25519.PublicKey(rawRepresentation: x)
+                if let d = try bytes("d") {
+                    let privateKey = try Ed25519.PrivateKey(rawRepresentation: d)
+                    guard privateKey.publicKey == publicKey else { throw JOSEError.key("OKP \"d\" does not match \"x\"") }
+                    material = .ed25519Private(privateKey)
+                } else {
+                    material = .ed25519Public(publicKey)
+                }
+            case .ec:
+                let crv = try required("crv")
+                let curve: ECDSA.Curve
+                switch crv {
+                case "P-256": curve = .p256
+                case "P-384": curve = .p384
+                case "P-521": curve = .p521
+                default: throw JOSEError.key("unsupported EC curve \"\(crv)\"")
+                }
+                // RFC 7518 §6.2.1.2–3: coordinates are exactly the field size.
+                let publicKey = try ECDSA.PublicKey(x: requiredBytes("x"), y: requiredBytes("y"), curve: curve)
+                if let d = try bytes("d") {
+                    let privateKey = try ECDSA.PrivateKey(rawRepresentation: d, curve: curve)
+                    guard privateKey.publicKey == publicKey else { throw JOSEError.key("EC \"d\" does not match x, y") }
+                    material = .ecPrivate(privateKey)
+                } else {
+                    material = .ecPublic(publicKey)
+                }
+            case .rsa:
+                if object["oth"] != nil { throw JOSEError.key("multi-prime RSA keys (\"oth\") are not supported") }
+                let n = try requiredBytes("n")
+                let e = try requiredBytes("e")
+                // RFC 7518 §6.3.1: minimal big-endian, no leading zero octets.
+                guard n.first != 0, e.first != 0 else { throw JOSEError.key("RSA \"n\" and \"e\" must not have leading zero octets") }
+                try RSAFingerprint.checkNotROCA(modulus: n)
+                let publicKey = try RSA.PublicKey(modulus: n, publicExponent: e)
+                if let d = try bytes("d") {
+                    guard let p = try bytes("p"), let q = try bytes("q") else {
+                        throw JOSEError.key("RSA private JWKs need \"p\" and \"q\"")
+                    }
+                    let crt = try [bytes("dp"), bytes("dq"), bytes("qi")]
+                    let components = RSA.Components(
+                        n: n, e: e, d: SecureBytes(d), p: SecureBytes(p), q: SecureBytes(q),
+                        dp: crt[0].map { SecureBytes($0) }, dq: crt[1].map { SecureBytes($0) },
+                        qi: crt[2].map { SecureBytes($0) })
+                    let privateKey = try RSA.PrivateKey(components: components)
+                    guard privateKey.publicKey == publicKey else { throw JOSEError.key("RSA private part does not match n, e") }
+                    material = .rsaPrivate(privateKey)
+                } else {
+                    material = .rsaPublic(publicKey)
+                }
+            }
+        } catch let error as JOSEError {
+            throw error
+        } catch let error as CryptoError {
+            throw JOSEError.key("invalid \(kty) key: \(error.reason)")
+        } catch {
+            throw JOSEError.key("invalid \(kty) key")
+        }
+        self.init(material: material, keyID: keyID, algorithm: alg, use: use, keyOperations: ops)
+    }
+
+    /// The JWK as a JSON object: public members always, private members only
+    /// when `includingPrivate` is true and the key has them.
+    public func jsonObject(includingPrivate: Bool = true) -> JSONObject {
+        var object = JSONObject()
+        object.set("kty", .string(keyType.rawValue))
+        if let keyID { object.set("kid", .string(keyID)) }
+        if let use { object.set("use", .string(use)) }
+        if let keyOperations { object.set("key_ops", .array(keyOperations.map { .string($0) })) }
+        if let algorithmName { object.set("alg", .string(algorithmName)) }
+        for (name, value) in requiredMembers { object.set(name, .string(value)) }
+        if includingPrivate {
+            for (name, value) in privateMembers { object.set(name, .string(value)) }
+        }
+        return object
+    }
+
+    /// The JWK as compact JSON text (private members included for a private key).
+    public var json: String { String(decoding: JSONWriter.encode(.object(jsonObject())), as: UTF8.self) }
+
+    /// The public members RFC 7638 §3.2 lists for this key type, in name order.
+    var requiredMembers: [(String, String)] {
+        switch material {
+        case .rsaPublic(let k): return [("e", B64.encode(k.publicExponent)), ("kty", "RSA"), ("n", B64.encode(k.modulus))]
+        case .rsaPrivate(let k):
+            return [("e", B64.encode(k.publicKey.publicExponent)), ("kty", "RSA"), ("n", B64.encode(k.publicKey.modulus))]
+        case .ecPublic(let k): return [("crv", k.curve.name), ("kty", "EC"), ("x", B64.encode(k.x)), ("y", B64.encode(k.y))]
+        case .ecPrivate(let k):
+            let p = k.publicKey
+            return [("crv", p.curve.name), ("kty", "EC"), ("x", B64.encode(p.x)), ("y", B64.encode(p.y))]
+        case .ed25519Public(let k): return [("crv", "Ed25519"), ("kty", "OKP"), ("x", B64.encode(k.rawRepresentation))]
+        case .ed25519Private(let k):
+            return [("crv", "Ed25519"), ("kty", "OKP"), ("x", B64.encode(k.publicKey.rawRepresentation))]
+        case .secret(let s): return [("k", s.bytes.withUnsafeBytes { Base64URL.encode($0) }), ("kty", "oct")]
+        }
+    }
+
+    private var privateMembers: [(String, String)] {
+        func b64(_ bytes: SecureBytes?) -> String? { bytes?.withUnsafeBytes { Base64URL.encode($0) } }
+        switch material {
+        case .rsaPrivate(let k):
+            let c = k.components
+            return [("d", c.d), ("p", c.p), ("q", c.q), ("dp", c.dp), ("dq", c.dq), ("qi", c.qi)]
+                .compactMap { name, value in b64(value).map { (name, $0) } }
+        case .ecPrivate(let k): return (try? k.rawRepresentation).flatMap(b64).map { [("d", $0)] } ?? []
+        case .ed25519Private(let k): return b64(k.rawRepresentation).map { [("d", $0)] } ?? []
+        default: return []
+        }
+    }
+
+    /// The RFC 7638 thumbprint: base64url of the hash of the required public
+    /// members, in name order, with no white space. For an `oct` key it
+    /// covers the secret, so it must be treated as sensitive.
+    public func thumbprint(using hash: HashFunction = .sha256) -> String {
+        var writer = JSONWriter(capacity: 256)
+        writer.beginObject()
+        for (name, value) in requiredMembers { writer.member(name, value) }
+        writer.endObject()
+        return B64.encode(hash.hash(writer.bytes))
+    }
+
+    /// The RFC 7638 thumbprint URI (RFC 9278): `urn:ietf:params:oauth:jwk-thumbprint:sha-256:…`.
+    public var thumbprintURI: String { "urn:ietf:params:oauth:jwk-thumbprint:sha-256:\(thumbprint())" }
+}
+
+extension JWK {
+    /// Reads a PEM key: PKCS#8, SEC1 or PKCS#1 private keys, SPKI or PKCS#1 public keys.
+    public init(pem: String, keyID: String? = nil, algorithm: JWSAlgorithm? = nil) throws(JOSEError) {
+        let trimmed = pem.trimmingWhitespace
+        let isPrivate = trimmed.hasPrefix("-----BEGIN PRIVATE KEY-----") || trimmed.hasPrefix("-----BEGIN EC PRIVATE KEY-----")
+            || trimmed.hasPrefix("-----BEGIN RSA PRIVATE KEY-----")
+        if isPrivate {
+            if let k = try? Ed25519.PrivateKey(pemRepresentation: trimmed) {
+                self.init(k, keyID: keyID, algorithm: algorithm ?? .EdDSA)
+                return
+            }
+            if let k = try? ECDSA.PrivateKey(pemRepresentation: trimmed) {
+                self = try JWK(k, keyID: keyID, algorithm: algorithm)
+                return
+            }
+            if let k = try? RSA.PrivateKey(pemRepresentation: trimmed) {
+                self.init(k, keyID: keyID, algorithm: algorithm ?? .RS256)
+                return
+            }
+        } else {
+            if let k = try? Ed25519.PublicKey(pemRepresentation: trimmed) {
+                self.init(k, keyID: keyID, algorithm: algorithm ?? .EdDSA)
+                return
+            }
+            if let k = try? ECDSA.PublicKey(pemRepresentation: trimmed) {
+                self = try JWK(k, keyID: keyID, algorithm: algorithm)
+                return
+            }
+            if let k = try? RSA.PublicKey(pemRepresentation: trimmed) {
+                self.init(k, keyID: keyID, algorithm: algorithm ?? .RS256)
+                return
+            }
+        }
+        throw .key("not a PEM key TokenMint can use as a JWK")
+    }
+
+    /// The key as PEM: PKCS#8 for private keys, SPKI for public keys. `oct` keys have no PEM form.
+    public func pemRepresentation() throws(JOSEError) -> String {
+        let result: Result<String, CryptoError>
+        switch material {
+        case .rsaPublic(let k): result = Result { () throws(CryptoError) in try k.pemRepresentation }
+        case .rsaPrivate(let k): result = Result { () throws(CryptoError) in try k.pemRepresentation }
+        case .ecPublic(let k): result = Result { () throws(CryptoError) in try k.pemRepresentation }
+        case .ecPrivate(let k): result = Result { () throws(CryptoError) in try k.pemRepresentation }
+        case .ed25519Public(let k): result = Result { () throws(CryptoError) in try k.pemRepresentation }
+        case .ed25519Private(let k): result = Result { () throws(CryptoError) in try k.pemRepresentation }
+        case .secret: throw .key("an oct key has no PEM form")
+        }
+        do throws(CryptoError) { return try result.get() } catch {
+            throw .key("cannot encode the key as PEM: \(error.reason)")
+        }
+    }
+}
+
+extension String {
+    var trimmingWhitespace: String {
+        let bytes = Array(utf8)
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0a || $0 == 0x0d }
+        guard let start = bytes.firstIndex(where: { !isSpace($0) }), let end = bytes.lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
+        return String(decoding: bytes[start...end], as: UTF8.self)
+    }
+}

@@ -1,0 +1,54 @@
+import TokenMintCrypto
+
+extension JWK {
+    /// The JWS signature (RFC 7518 §3) of `input` with `algorithm`. The caller
+    /// has admitted the algorithm.
+    func signature(over input: UnsafeRawBufferPointer, algorithm: JWSAlgorithm, nonce: ECDSA.Nonce) throws(JOSEError) -> [UInt8] {
+        do throws(CryptoError) {
+            switch material {
+            case .secret(let secret):
+                guard let key = secret.key(for: algorithm.hash) else { throw CryptoError(.invalidKeySize, "HMAC key too short") }
+                return HMAC.authenticationCode(for: input, using: key)
+            case .rsaPrivate(let key):
+                return try key.signature(for: input, hash: algorithm.hash, padding: algorithm.rsaPadding ?? .pkcs1v15)
+            case .ecPrivate(let key):
+                return try key.signature(for: input, hash: algorithm.hash, nonce: nonce).rawRepresentation
+            case .ed25519Private(let key):
+                return key.signature(for: input)
+            case .rsaPublic, .ecPublic, .ed25519Public:
+                throw CryptoError(.invalidKey, "a public key cannot sign")
+            }
+        } catch {
+            throw JOSEError(.signingFailed, "\(algorithm) signing failed: \(error.reason)")
+        }
+    }
+
+    /// Whether `signature` is a valid JWS signature of `input`. Lengths are
+    /// exact: HMAC tags are never truncated, ECDSA is r‖s of the curve's size
+    /// with r, s in [1, n−1], RSA signatures are the modulus length.
+    func isValidSignature(_ signature: [UInt8], over input: UnsafeRawBufferPointer, algorithm: JWSAlgorithm) -> Bool {
+        switch material {
+        case .secret(let secret):
+            guard let key = secret.key(for: algorithm.hash), signature.count == algorithm.hash.digestSize else { return false }
+            return HMAC.isValidAuthenticationCode(signature, for: input, using: key)
+        case .rsaPublic(let key):
+            return signature.withUnsafeBytes {
+                key.isValidSignature($0, for: input, hash: algorithm.hash, padding: algorithm.rsaPadding ?? .pkcs1v15)
+            }
+        case .rsaPrivate(let key):
+            return signature.withUnsafeBytes {
+                key.publicKey.isValidSignature($0, for: input, hash: algorithm.hash, padding: algorithm.rsaPadding ?? .pkcs1v15)
+            }
+        case .ecPublic(let key):
+            guard let parsed = try? ECDSA.Signature(rawRepresentation: signature, curve: key.curve) else { return false }
+            return key.isValidSignature(parsed, for: input, hash: algorithm.hash)
+        case .ecPrivate(let key):
+            guard let parsed = try? ECDSA.Signature(rawRepresentation: signature, curve: key.curve) else { return false }
+            return key.publicKey.isValidSignature(parsed, for: input, hash: algorithm.hash)
+        case .ed25519Public(let key):
+            return signature.withUnsafeBytes { key.isValidSignature($0, for: input) }
+        case .ed25519Private(let key):
+            return signature.withUnsafeBytes { key.publicKey.isValidSignature($0, for: input) }
+        }
+    }
+}

@@ -1,0 +1,227 @@
+public import TokenMintCrypto
+
+/// A JSON Web Key (RFC 7517, RFC 7518 §6, RFC 8037): RSA, EC (P-256/384/521),
+/// OKP (Ed25519) and `oct` keys, private or public.
+///
+/// Parsing is strict: canonical base64url, exact coordinate lengths, points
+/// on the curve, private halves that match their public halves, RSA moduli of
+/// at least 2048 bits without the ROCA fingerprint. Secret members are held in
+/// the crypto core's zeroing memory and never appear in `description`.
+public struct JWK: Sendable, CustomStringConvertible {
+    /// The `kty` values TokenMint handles.
+    public enum KeyType: String, Sendable, Hashable {
+        /// RSA (RFC 7518 §6.3).
+        case rsa = "RSA"
+        /// Elliptic curve (RFC 7518 §6.2).
+        case ec = "EC"
+        /// Octet key pair (RFC 8037): Ed25519.
+        case okp = "OKP"
+        /// Symmetric key (RFC 7518 §6.4).
+        case oct = "oct"
+    }
+
+    /// What a key is asked to do.
+    public enum Operation: String, Sendable {
+        /// Make signatures or MACs.
+        case sign
+        /// Check them.
+        case verify
+    }
+
+    enum Material: Sendable {
+        case rsaPublic(RSA.PublicKey)
+        case rsaPrivate(RSA.PrivateKey)
+        case ecPublic(ECDSA.PublicKey)
+        case ecPrivate(ECDSA.PrivateKey)
+        case ed25519Public(Ed25519.PublicKey)
+        case ed25519Private(Ed25519.PrivateKey)
+        case secret(HMACSecret)
+    }
+
+    /// A symmetric key with one HMAC key prepared per hash it may serve.
+    struct HMACSecret: Sendable {
+        let bytes: SecureBytes
+        let keys: [HMACKey]  // SHA-256, -384, -512, where long enough
+
+        init(_ bytes: SecureBytes) {
+            self.bytes = bytes
+            var keys: [HMACKey] = []
+            for hash in [HashFunction.sha256, .sha384, .sha512] {
+                if let key = try? bytes.withUnsafeBytes({ b throws(CryptoError) in try HMACKey(Array(b), hash: hash) }) {
+                    keys.append(key)
+                }
+            }
+            self.keys = keys
+        }
+
+        func key(for hash: HashFunction) -> HMACKey? { keys.first { $0.hash == hash } }
+    }
+
+    let material: Material
+    /// `kty`.
+    public let keyType: KeyType
+    /// `kid`.
+    public var keyID: String?
+    /// `alg` exactly as given, which may name a non-signature algorithm (such
+    /// a key then admits no JWS algorithm).
+    public var algorithmName: String?
+    /// `use` ("sig" or "enc").
+    public var use: String?
+    /// `key_ops`.
+    public var keyOperations: [String]?
+
+    /// `alg` as a JWS algorithm, when it names one.
+    public var algorithm: JWSAlgorithm? { algorithmName.flatMap(JWSAlgorithm.init(name:)) }
+
+    /// Whether the key holds private (or secret) material.
+    public var isPrivate: Bool {
+        switch material {
+        case .rsaPrivate, .ecPrivate, .ed25519Private, .secret: true
+        default: false
+        }
+    }
+
+    /// `crv` for EC and OKP keys.
+    public var curveName: String? {
+        switch material {
+        case .ecPublic(let k): k.curve.name
+        case .ecPrivate(let k): k.curve.name
+        case .ed25519Public, .ed25519Private: "Ed25519"
+        default: nil
+        }
+    }
+
+    /// Never prints key material.
+    public var description: String {
+        "JWK(\(keyType.rawValue)\(curveName.map { " \($0)" } ?? "")\(isPrivate ? " private" : "")"
+            + "\(keyID.map { ", kid \($0)" } ?? "")\(algorithmName.map { ", alg \($0)" } ?? ""))"
+    }
+
+    init(material: Material, keyID: String? = nil, algorithm: String? = nil, use: String? = nil, keyOperations: [String]? = nil) {
+        self.material = material
+        switch material {
+        case .rsaPublic, .rsaPrivate: keyType = .rsa
+        case .ecPublic, .ecPrivate: keyType = .ec
+        case .ed25519Public, .ed25519Private: keyType = .okp
+        case .secret: keyType = .oct
+        }
+        self.keyID = keyID
+        self.algorithmName = algorithm
+        self.use = use
+        self.keyOperations = keyOperations
+    }
+
+    // MARK: - From the crypto core's keys
+
+    /// An Ed25519 private JWK.
+    public init(_ key: Ed25519.PrivateKey, keyID: String? = nil, algorithm: JWSAlgorithm? = .EdDSA) {
+        self.init(material: .ed25519Private(key), keyID: keyID, algorithm: algorithm?.rawValue)
+    }
+    /// An Ed25519 public JWK.
+    public init(_ key: Ed25519.PublicKey, keyID: String? = nil, algorithm: JWSAlgorithm? = .EdDSA) {
+        self.init(material: .ed25519Public(key), keyID: keyID, algorithm: algorithm?.rawValue)
+    }
+    /// An EC private JWK. Throws for a curve JOSE does not name (only P-256/384/521).
+    public init(_ key: ECDSA.PrivateKey, keyID: String? = nil, algorithm: JWSAlgorithm? = nil) throws(JOSEError) {
+        let alg = try JWK.algorithm(for: key.curve)
+        self.init(material: .ecPrivate(key), keyID: keyID, algorithm: (algorithm ?? alg).rawValue)
+    }
+    /// An EC public JWK.
+    public init(_ key: ECDSA.PublicKey, keyID: String? = nil, algorithm: JWSAlgorithm? = nil) throws(JOSEError) {
+        let alg = try JWK.algorithm(for: key.curve)
+        self.init(material: .ecPublic(key), keyID: keyID, algorithm: (algorithm ?? alg).rawValue)
+    }
+    /// An RSA private JWK (`alg` RS256 unless given).
+    public init(_ key: RSA.PrivateKey, keyID: String? = nil, algorithm: JWSAlgorithm? = .RS256) {
+        self.init(material: .rsaPrivate(key), keyID: keyID, algorithm: algorithm?.rawValue)
+    }
+    /// An RSA public JWK.
+    public init(_ key: RSA.PublicKey, keyID: String? = nil, algorithm: JWSAlgorithm? = .RS256) {
+        self.init(material: .rsaPublic(key), keyID: keyID, algorithm: algorithm?.rawValue)
+    }
+    /// An `oct` JWK for HMAC. The key must be at least as long as the hash of
+    /// `algorithm` (RFC 7518 §3.2).
+    public init(secret: some Collection<UInt8>, keyID: String? = nil, algorithm: JWSAlgorithm = .HS256) throws(JOSEError) {
+        guard algorithm.keyType == .oct else { throw .key("\(algorithm) is not an HMAC algorithm") }
+        guard secret.count >= algorithm.hash.digestSize, secret.count <= 1 << 16 else {
+            throw .key("\(algorithm) needs a key of at least \(algorithm.hash.digestSize) bytes, got \(secret.count)")
+        }
+        self.init(material: .secret(HMACSecret(SecureBytes(secret))), keyID: keyID, algorithm: algorithm.rawValue)
+    }
+
+    /// A new random key for `algorithm` (RSA: 2048 bits for RS256/PS256, 3072 for *384, 4096 for *512).
+    public static func generate(for algorithm: JWSAlgorithm, keyID: String? = nil) throws(JOSEError) -> JWK {
+        func crypto<T>(_ body: () throws(CryptoError) -> T) throws(JOSEError) -> T {
+            do throws(CryptoError) { return try body() } catch {
+                throw JOSEError(.signingFailed, "key generation failed: \(error.reason)")
+            }
+        }
+        switch algorithm {
+        case .EdDSA:
+            return JWK(Ed25519.PrivateKey(), keyID: keyID)
+        case .ES256, .ES384, .ES512:
+            let key = try crypto { () throws(CryptoError) in try ECDSA.PrivateKey(curve: algorithm.curve ?? .p256) }
+            return try JWK(key, keyID: keyID, algorithm: algorithm)
+        case .RS256, .RS384, .RS512, .PS256, .PS384, .PS512:
+            let bits = [HashFunction.sha256: 2048, .sha384: 3072, .sha512: 4096][algorithm.hash] ?? 2048
+            return JWK(try crypto { () throws(CryptoError) in try RSA.PrivateKey(bits: bits) }, keyID: keyID, algorithm: algorithm)
+        case .HS256, .HS384, .HS512:
+            return try JWK(secret: SecureRandom.bytes(count: algorithm.hash.digestSize), keyID: keyID, algorithm: algorithm)
+        }
+    }
+
+    static func algorithm(for curve: ECDSA.Curve) throws(JOSEError) -> JWSAlgorithm {
+        switch curve {
+        case .p256: .ES256
+        case .p384: .ES384
+        case .p521: .ES512
+        default: throw .key("curve \(curve) has no JOSE name")
+        }
+    }
+
+    // MARK: - The public half
+
+    /// The public half (same `kid`, `alg`, `use`; `key_ops` limited to "verify"),
+    /// or nil for an `oct` key, which has none.
+    public var publicKey: JWK? {
+        let ops = keyOperations.map { $0.filter { $0 == "verify" } }
+        let material: Material
+        switch self.material {
+        case .rsaPrivate(let k): material = .rsaPublic(k.publicKey)
+        case .ecPrivate(let k): material = .ecPublic(k.publicKey)
+        case .ed25519Private(let k): material = .ed25519Public(k.publicKey)
+        case .secret: return nil
+        default: return self
+        }
+        return JWK(material: material, keyID: keyID, algorithm: algorithmName, use: use, keyOperations: ops)
+    }
+
+    // MARK: - Admission
+
+    /// Checks that this key may `operation` with `algorithm`: the key type and
+    /// curve carry the algorithm, `alg` (when present) names it, `use` (when
+    /// present) is "sig", `key_ops` (when present) lists the operation, and the
+    /// key is large enough. A key without `alg` is bound to its family by its
+    /// type; nothing in a token can widen that.
+    public func admit(_ algorithm: JWSAlgorithm, for operation: Operation) throws(JOSEError) {
+        func refuse(_ why: String) -> JOSEError { JOSEError(.algorithmNotAllowed, "\(algorithm) refused by \(description): \(why)") }
+        guard algorithm.keyType == keyType else { throw refuse("\(algorithm) needs a \(algorithm.keyType.rawValue) key") }
+        if let name = algorithmName, name != algorithm.rawValue { throw refuse("the key is for \(name)") }
+        if let use, use != "sig" { throw refuse("the key's use is \"\(use)\"") }
+        if let ops = keyOperations, !ops.contains(operation.rawValue) {
+            throw refuse("key_ops does not list \"\(operation.rawValue)\"")
+        }
+        switch material {
+        case .ecPublic(let k) where k.curve != algorithm.curve: throw refuse("wrong curve \(k.curve)")
+        case .ecPrivate(let k) where k.curve != algorithm.curve: throw refuse("wrong curve \(k.curve)")
+        case .rsaPublic(let k) where k.keySizeInBits < RSA.minimumSigningBits:
+            throw refuse("RSA keys under \(RSA.minimumSigningBits) bits are refused (RFC 7518 §3.3)")
+        case .rsaPrivate(let k) where k.keySizeInBits < RSA.minimumSigningBits:
+            throw refuse("RSA keys under \(RSA.minimumSigningBits) bits are refused (RFC 7518 §3.3)")
+        case .secret(let s) where s.key(for: algorithm.hash) == nil:
+            throw refuse("HMAC keys must be at least \(algorithm.hash.digestSize) bytes (RFC 7518 §3.2)")
+        default: break
+        }
+        if operation == .sign, !isPrivate { throw refuse("a public key cannot sign") }
+    }
+}

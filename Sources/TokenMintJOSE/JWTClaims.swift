@@ -1,0 +1,163 @@
+import TokenMintCrypto
+
+/// A JWT claims set (RFC 7519 §4): the registered claims typed, everything
+/// else in ``additional``.
+public struct JWTClaims: Sendable, Hashable {
+    /// `iss`.
+    public var issuer: String?
+    /// `sub`.
+    public var subject: String?
+    /// `aud`: one or more audiences.
+    public var audience: [String]?
+    /// Write `aud` as an array even when it holds one audience.
+    public var audienceAsArray = false
+    /// `exp`, seconds since the epoch.
+    public var expiration: Int64?
+    /// `nbf`, seconds since the epoch.
+    public var notBefore: Int64?
+    /// `iat`, seconds since the epoch.
+    public var issuedAt: Int64?
+    /// `jti`.
+    public var jwtID: String?
+    /// `azp` (OpenID Connect Core §2): the party the token was issued to.
+    public var authorizedParty: String?
+    /// Every other claim, in order.
+    public var additional = JSONObject()
+
+    static let registeredNames: Set<String> = ["iss", "sub", "aud", "exp", "nbf", "iat", "jti", "azp"]
+
+    /// A claims set.
+    public init(
+        issuer: String? = nil, subject: String? = nil, audience: [String]? = nil, expiration: Int64? = nil,
+        notBefore: Int64? = nil, issuedAt: Int64? = nil, jwtID: String? = nil, authorizedParty: String? = nil,
+        additional: JSONObject = JSONObject()
+    ) {
+        self.issuer = issuer
+        self.subject = subject
+        self.audience = audience
+        self.expiration = expiration
+        self.notBefore = notBefore
+        self.issuedAt = issuedAt
+        self.jwtID = jwtID
+        self.authorizedParty = authorizedParty
+        self.additional = additional
+    }
+
+    /// Any claim by name, registered or not.
+    public subscript(name: String) -> JSONValue? {
+        switch name {
+        case "iss": issuer.map { .string($0) }
+        case "sub": subject.map { .string($0) }
+        case "aud": audience.map { $0.count == 1 && !audienceAsArray ? .string($0[0]) : .array($0.map { .string($0) }) }
+        case "exp": expiration.map { .number(String($0)) }
+        case "nbf": notBefore.map { .number(String($0)) }
+        case "iat": issuedAt.map { .number(String($0)) }
+        case "jti": jwtID.map { .string($0) }
+        case "azp": authorizedParty.map { .string($0) }
+        default: additional[name]
+        }
+    }
+
+    /// Reads a claims set, type-checking the registered claims: strings are
+    /// strings, `aud` a string or an array of strings, dates numbers
+    /// (fractions are truncated to whole seconds).
+    public init(object: JSONObject) throws(JOSEError) {
+        func string(_ name: String) throws(JOSEError) -> String? {
+            guard let value = object[name] else { return nil }
+            guard let text = value.stringValue else { throw .claim("\"\(name)\" must be a string") }
+            return text
+        }
+        func date(_ name: String) throws(JOSEError) -> Int64? {
+            guard let value = object[name] else { return nil }
+            if let integer = value.int64Value { return integer }
+            guard let double = value.doubleValue, double.isFinite, let seconds = Int64(exactly: double.rounded(.down)) else {
+                throw .claim("\"\(name)\" must be a NumericDate (a number of seconds)")
+            }
+            return seconds
+        }
+        issuer = try string("iss")
+        subject = try string("sub")
+        jwtID = try string("jti")
+        authorizedParty = try string("azp")
+        expiration = try date("exp")
+        notBefore = try date("nbf")
+        issuedAt = try date("iat")
+        switch object["aud"] {
+        case .none: audience = nil
+        case .some(.string(let one)): audience = [one]
+        case .some(.array(let many)):
+            var list: [String] = []
+            for item in many {
+                guard let text = item.stringValue else { throw .claim("\"aud\" entries must be strings") }
+                list.append(text)
+            }
+            audience = list
+            audienceAsArray = true
+        case .some: throw .claim("\"aud\" must be a string or an array of strings")
+        }
+        var rest = JSONObject()
+        for member in object where !JWTClaims.registeredNames.contains(member.name) { rest.set(member.name, member.value) }
+        additional = rest
+    }
+
+    /// Writes the claims as compact JSON: registered claims first, then the rest.
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if let issuer { writer.member("iss", issuer) }
+        if let subject { writer.member("sub", subject) }
+        if let audience {
+            if audience.count == 1 && !audienceAsArray {
+                writer.member("aud", audience[0])
+            } else {
+                writer.key("aud")
+                writer.beginArray()
+                for item in audience { writer.string(item) }
+                writer.endArray()
+            }
+        }
+        if let expiration { writer.member("exp", expiration) }
+        if let notBefore { writer.member("nbf", notBefore) }
+        if let issuedAt { writer.member("iat", issuedAt) }
+        if let jwtID { writer.member("jti", jwtID) }
+        if let authorizedParty { writer.member("azp", authorizedParty) }
+        for member in additional where !JWTClaims.registeredNames.contains(member.name) {
+            writer.member(member.name, member.value)
+        }
+        writer.endObject()
+    }
+
+    /// The claims as compact JSON.
+    public var jsonBytes: [UInt8] {
+        var writer = JSONWriter(capacity: 256)
+        write(to: &writer)
+        return writer.bytes
+    }
+
+    /// The claims as a JSON object.
+    public var jsonObject: JSONObject {
+        (try? JSONParser.parse(jsonBytes).objectValue) ?? JSONObject()
+    }
+}
+
+extension JWTClaims {
+    /// `client_id` (RFC 9068 §2.2).
+    public var clientID: String? { additional["client_id"]?.stringValue }
+    /// `scope` split on spaces (RFC 9068 §2.2.3, RFC 8693 §4.2).
+    public var scopes: [String] {
+        additional["scope"]?.stringValue.map { $0.split(separator: " ").map(String.init) } ?? []
+    }
+
+    /// The claims of an OAuth 2.0 JWT access token (RFC 9068 §2.2): iss, exp,
+    /// aud, sub, client_id, iat and jti, plus `scope` and `azp` when given.
+    public static func accessToken(
+        issuer: String, subject: String, audience: [String], clientID: String, scopes: [String] = [],
+        lifetime: Int64, now: Int64, jwtID: String? = nil, authorizedParty: String? = nil
+    ) -> JWTClaims {
+        var claims = JWTClaims(
+            issuer: issuer, subject: subject, audience: audience, expiration: now + lifetime, issuedAt: now,
+            jwtID: jwtID ?? B64.encode(SecureRandom.bytes(count: 16)), authorizedParty: authorizedParty)
+        claims.additional.set("client_id", .string(clientID))
+        if !scopes.isEmpty { claims.additional.set("scope", .string(scopes.joined(separator: " "))) }
+        return claims
+    }
+}
