@@ -48,5 +48,42 @@ struct Demo: ParsableCommand {
             print("  \(error)")
         }
         print("\nbase64url of the Ed25519 public key: \(Base64URL.encode(ed.publicKey.rawRepresentation))")
+        try jwtStep()
+    }
+
+    func jwtStep() throws {
+        print("\nJWT: an issuer mints an 8-claim token, a cash desk verifies it")
+        let issuer = try JWK.generate(for: .EdDSA, keyID: "issuer-2026")
+        let now = Int64(Date().timeIntervalSince1970)
+        var claims = JWTClaims(
+            issuer: "https://issuer.example", subject: "device-42", audience: ["cash-desk"], expiration: now + 600,
+            issuedAt: now, jwtID: Base64URL.encode(SecureRandom.bytes(count: 12)), authorizedParty: "pos-app")
+        claims.additional.set("scope", "pay refund")
+        let token = try JWTSigner(key: issuer).sign(claims)
+        print("  token (\(token.utf8.count) bytes): \(token.prefix(60))…")
+        let keys = try JWKSet(keys: [issuer])
+        var validation = JWTValidation()
+        validation.issuer = "https://issuer.example"
+        validation.audience = "cash-desk"
+        let verified = try JWTVerifier(keys: keys, validation: validation).verify(token)
+        print("  verified: sub \(verified.claims.subject ?? "?"), kid \(verified.header.keyID ?? "?"), expires in \((verified.claims.expiration ?? now) - now) s")
+        let attempts: [(String, String)] = [
+            ("alg none", UnsecuredJWS.encode(claims.jsonBytes, type: "JWT")),
+            ("HS256 with the public key as secret", try JWTSigner(
+                key: JWK(secret: Array((try issuer.publicKey?.pemRepresentation() ?? "").utf8), keyID: "issuer-2026")).sign(claims)),
+            ("another audience", try { () throws -> String in
+                var other = claims
+                other.audience = ["back-office"]
+                return try JWTSigner(key: issuer).sign(other)
+            }()),
+        ]
+        for (name, forged) in attempts {
+            do {
+                _ = try JWTVerifier(keys: keys, validation: validation).verify(forged)
+                print("  \(name): ACCEPTED")
+            } catch {
+                print("  \(name): rejected (\(error.code))")
+            }
+        }
     }
 }
