@@ -1,14 +1,15 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// The benchmark is its own package: its peers (swift-crypto, and later
-// jwt-kit) are fetched only by those who run it, never by library users.
+// The benchmark is its own package: its peers (swift-crypto, jwt-kit) are
+// fetched only by those who run it, never by library users.
 let package = Package(
     name: "TokenMintBenchmarks",
     platforms: [.macOS(.v13)],
     dependencies: [
         .package(name: "TokenMint", path: ".."),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "4.1.0"..<"5.0.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
     ],
     targets: [
         // The raw C calls TokenMint wraps, measured without any Swift around them.
@@ -20,6 +21,8 @@ let package = Package(
             dependencies: [
                 "CBenchRaw",
                 .product(name: "TokenMintCrypto", package: "TokenMint"),
+                .product(name: "TokenMintJOSE", package: "TokenMint"),
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],

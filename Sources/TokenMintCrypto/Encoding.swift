@@ -68,6 +68,55 @@ public enum Base64URL {
         output.removeLast()  // the NUL libsodium writes
     }
 
+    /// Appends the base64url text of `bytes` to `output`.
+    public static func encode(_ bytes: [UInt8], into output: inout [UInt8], padding: Padding = .none) {
+        bytes.withUnsafeBytes { encode($0, into: &output, padding: padding) }
+    }
+
+    private static let decodeTable: [Int8] = {
+        var table = [Int8](repeating: -1, count: 256)
+        for (index, byte) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8.enumerated() {
+            table[Int(byte)] = Int8(index)
+        }
+        return table
+    }()
+
+    /// Decodes unpadded base64url text that is not secret (token segments,
+    /// public keys) with a table: as strict as ``decode(_:padding:)-(UnsafeRawBufferPointer,_)``
+    /// but not constant-time. Secret material goes through the constant-time decoder.
+    public static func decodePublic(_ utf8: UnsafeRawBufferPointer) throws(CryptoError) -> [UInt8] {
+        let n = utf8.count
+        guard n % 4 != 1 else { throw .invalidEncoding("base64url: impossible length \(n)") }
+        let outputCount = n / 4 * 3 + [0, 0, 1, 2][n % 4]
+        var failed = false
+        let bytes = decodeTable.withUnsafeBufferPointer { table in
+            [UInt8](unsafeUninitializedCapacity: outputCount) { out, initialized in
+                var accumulator: UInt32 = 0
+                var bits = 0
+                var written = 0
+                for byte in utf8 {
+                    let value = table[Int(byte)]
+                    if value < 0 {
+                        failed = true
+                        break
+                    }
+                    accumulator = accumulator << 6 | UInt32(value)
+                    bits += 6
+                    if bits >= 8 {
+                        bits -= 8
+                        out[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
+                        written += 1
+                    }
+                }
+                // Unused trailing bits must be zero (RFC 4648 §3.5, canonical encoding).
+                if !failed, bits > 0, accumulator & ((1 << UInt32(bits)) - 1) != 0 { failed = true }
+                initialized = failed ? 0 : written
+            }
+        }
+        guard !failed else { throw .invalidEncoding("base64url: not canonical base64url (bad character or trailing bits)") }
+        return bytes
+    }
+
     /// Decodes base64url text strictly.
     /// - Throws: `CryptoError.invalidEncoding` for anything that is not the
     ///   canonical encoding of some byte string in the chosen padding mode.

@@ -79,13 +79,22 @@ public enum HMAC {
     public static func isValidAuthenticationCode(
         _ tag: some DataProtocol, for message: some DataProtocol, using key: HMACKey, minimumLength: Int? = nil
     ) -> Bool {
+        tag.withContiguousBytes { t in
+            message.withContiguousBytes { m in isValidAuthenticationCode(t, for: m, using: key, minimumLength: minimumLength) }
+        }
+    }
+
+    /// As above, over raw buffers.
+    public static func isValidAuthenticationCode(
+        _ tag: UnsafeRawBufferPointer, for message: UnsafeRawBufferPointer, using key: HMACKey, minimumLength: Int? = nil
+    ) -> Bool {
         let size = key.hash.digestSize
         let floor = minimumLength ?? size
         guard tag.count >= max(floor, 1), tag.count <= size else { return false }
         return withUnsafeTemporaryAllocation(byteCount: 64, alignment: 16) { expected in
-            let length = message.withContiguousBytes { key.keyed.tag($0, into: expected) }
+            let length = key.keyed.tag(message, into: expected)
             guard length == size else { return false }
-            return tag.withContiguousBytes { ConstantTime.equals($0, UnsafeRawBufferPointer(rebasing: expected[0..<tag.count])) }
+            return ConstantTime.equals(tag, UnsafeRawBufferPointer(rebasing: expected[0..<tag.count]))
         }
     }
 }

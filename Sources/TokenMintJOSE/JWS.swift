@@ -172,11 +172,17 @@ public struct JWSSigner: Sendable {
 }
 
 /// Verifies JWS against a key set, under a policy.
+///
+/// A verifier remembers the protected headers (and the key each selected)
+/// of tokens that verified, so that the next token from the same issuer skips
+/// decoding, parsing and key selection; nothing is remembered from a token
+/// that failed. The key set and policy are fixed for the verifier's life.
 public struct JWSVerifier: Sendable {
     /// The keys.
     public let keys: JWKSet
     /// The policy.
-    public var policy: JWSPolicy
+    public let policy: JWSPolicy
+    private let cache = HeaderCache()
 
     /// A verifier over a key set.
     public init(keys: JWKSet, policy: JWSPolicy = JWSPolicy()) {
@@ -206,40 +212,54 @@ public struct JWSVerifier: Sendable {
         guard token.first != UInt8(ascii: "{") else {
             throw .malformed("a JSON-serialized JWS given where compact serialization is expected")
         }
-        var dots: [Int] = []
-        for (index, byte) in token.enumerated() where byte == UInt8(ascii: ".") {
-            dots.append(index)
-            if dots.count > 2 { break }
+        var first = -1
+        var second = -1
+        for index in token.indices where token[index] == UInt8(ascii: ".") {
+            if first < 0 {
+                first = index
+            } else if second < 0 {
+                second = index
+            } else {
+                throw .malformed("a compact JWS has exactly three segments")
+            }
         }
-        guard dots.count == 2 else { throw .malformed("a compact JWS has exactly three segments") }
-        let headerSegment = UnsafeRawBufferPointer(rebasing: token[0..<dots[0]])
-        let payloadSegment = UnsafeRawBufferPointer(rebasing: token[(dots[0] + 1)..<dots[1]])
-        let signatureSegment = UnsafeRawBufferPointer(rebasing: token[(dots[1] + 1)...])
+        guard second > 0 else { throw .malformed("a compact JWS has exactly three segments") }
+        let headerSegment = UnsafeRawBufferPointer(rebasing: token[0..<first])
+        let payloadSegment = UnsafeRawBufferPointer(rebasing: token[(first + 1)..<second])
+        let signatureSegment = UnsafeRawBufferPointer(rebasing: token[(second + 1)...])
         guard !headerSegment.isEmpty else { throw .malformed("empty header segment") }
         guard !signatureSegment.isEmpty else { throw JOSEError(.invalidSignature, "empty signature segment") }
         guard headerSegment.count <= (policy.maximumHeaderBytes * 4 + 2) / 3 else {
             throw JOSEError(.tooLarge, "protected header exceeds \(policy.maximumHeaderBytes) bytes")
         }
-        let header = try JWSHeader(protected: parseHeader(headerSegment), policy: policy)
+
+        let header: JWSHeader
+        let key: JWK
+        let cached = cache.lookup(headerSegment)
+        if let cached {
+            (header, key) = cached
+        } else {
+            header = try JWSHeader(protected: parseHeader(headerSegment), policy: policy)
+            key = try keys.key(for: header.algorithm, keyID: header.keyID)
+        }
         let signature = try B64.decode(signatureSegment, "signature")
 
         let payload: [UInt8]
-        var input = Array(headerSegment)
-        input.append(UInt8(ascii: "."))
+        let valid: Bool
         if let detachedPayload {
             guard payloadSegment.isEmpty else { throw .malformed("a detached payload was given but the token carries one") }
             payload = detachedPayload
+            var input = Array(headerSegment)
+            input.append(UInt8(ascii: "."))
             if header.isPayloadBase64URLEncoded { Base64URL.encode(detachedPayload, into: &input) } else { input += detachedPayload }
-        } else if header.isPayloadBase64URLEncoded {
-            payload = try B64.decode(payloadSegment, "payload")
-            input += payloadSegment
+            valid = input.withUnsafeBytes { key.isValidSignature(signature, over: $0, algorithm: header.algorithm) }
         } else {
-            payload = Array(payloadSegment)
-            input += payloadSegment
+            payload = header.isPayloadBase64URLEncoded ? try B64.decode(payloadSegment, "payload") : Array(payloadSegment)
+            // The signing input is the token itself up to the second '.'.
+            valid = key.isValidSignature(signature, over: UnsafeRawBufferPointer(rebasing: token[0..<second]), algorithm: header.algorithm)
         }
-        let key = try keys.key(for: header.algorithm, keyID: header.keyID)
-        let valid = input.withUnsafeBytes { key.isValidSignature(signature, over: $0, algorithm: header.algorithm) }
         guard valid else { throw JOSEError(.invalidSignature, "the \(header.algorithm) signature does not verify") }
+        if cached == nil { cache.insert(headerSegment, header: header, key: key) }
         return VerifiedJWS(header: header, payload: payload, key: key)
     }
 
@@ -323,7 +343,7 @@ public struct JWSVerifier: Sendable {
             try parseHeader(buffer)
         }
         let header = try JWSHeader(protected: protectedObject, unprotected: unprotected, policy: policy)
-        let signature = try B64.decode(signatureText, "signature")
+        let signature = try Array(signatureText.utf8).withBytes { buffer throws(JOSEError) in try B64.decode(buffer, "signature") }
         var input = Array(protectedText.utf8)
         input.append(UInt8(ascii: "."))
         let payload: [UInt8]
@@ -334,7 +354,7 @@ public struct JWSVerifier: Sendable {
         } else {
             guard let payloadText else { throw .malformed("\"payload\" is missing") }
             if header.isPayloadBase64URLEncoded {
-                payload = try B64.decode(payloadText, "payload")
+                payload = try Array(payloadText.utf8).withBytes { buffer throws(JOSEError) in try B64.decode(buffer, "payload") }
             } else {
                 payload = Array(payloadText.utf8)
             }
@@ -367,5 +387,41 @@ public enum UnsecuredJWS {
             throw .header("not an alg \"none\" header")
         }
         return (header, try B64.decode(parts[1], "payload"))
+    }
+}
+
+/// The protected headers of tokens that verified, with the key each selected.
+/// Bounded; guarded by a lock, so one verifier serves many threads.
+final class HeaderCache: @unchecked Sendable {
+    private struct Entry {
+        var segment: [UInt8]
+        var header: JWSHeader
+        var key: JWK
+    }
+
+    private static let capacity = 16
+    private var entries: [Entry] = []
+    private var next = 0
+    private let lock = Lock()
+
+    func lookup(_ segment: UnsafeRawBufferPointer) -> (JWSHeader, JWK)? {
+        lock.withLock {
+            for entry in entries where entry.segment.count == segment.count {
+                if entry.segment.withUnsafeBytes({ $0.elementsEqual(segment) }) { return (entry.header, entry.key) }
+            }
+            return nil
+        }
+    }
+
+    func insert(_ segment: UnsafeRawBufferPointer, header: JWSHeader, key: JWK) {
+        let entry = Entry(segment: Array(segment), header: header, key: key)
+        lock.withLock {
+            if entries.count < HeaderCache.capacity {
+                entries.append(entry)
+            } else {
+                entries[next] = entry
+                next = (next + 1) % HeaderCache.capacity
+            }
+        }
     }
 }

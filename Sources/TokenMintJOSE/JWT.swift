@@ -41,7 +41,7 @@ public struct JWTValidation: Sendable {
     }
 
     func check(_ claims: JWTClaims, header: JWSHeader) throws(JOSEError) {
-        for name in requiredClaims.sorted() where claims[name] == nil {
+        for name in requiredClaims where !claims.contains(name) {
             throw JOSEError(.missingClaim, "required claim \"\(name)\" is missing")
         }
         if let type {

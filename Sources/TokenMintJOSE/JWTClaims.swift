@@ -62,42 +62,62 @@ public struct JWTClaims: Sendable, Hashable {
     /// strings, `aud` a string or an array of strings, dates numbers
     /// (fractions are truncated to whole seconds).
     public init(object: JSONObject) throws(JOSEError) {
-        func string(_ name: String) throws(JOSEError) -> String? {
-            guard let value = object[name] else { return nil }
-            guard let text = value.stringValue else { throw .claim("\"\(name)\" must be a string") }
+        func string(_ name: String, _ value: JSONValue) throws(JOSEError) -> String {
+            guard case .string(let text) = value else { throw .claim("\"\(name)\" must be a string") }
             return text
         }
-        func date(_ name: String) throws(JOSEError) -> Int64? {
-            guard let value = object[name] else { return nil }
+        func date(_ name: String, _ value: JSONValue) throws(JOSEError) -> Int64 {
             if let integer = value.int64Value { return integer }
             guard let double = value.doubleValue, double.isFinite, let seconds = Int64(exactly: double.rounded(.down)) else {
                 throw .claim("\"\(name)\" must be a NumericDate (a number of seconds)")
             }
             return seconds
         }
-        issuer = try string("iss")
-        subject = try string("sub")
-        jwtID = try string("jti")
-        authorizedParty = try string("azp")
-        expiration = try date("exp")
-        notBefore = try date("nbf")
-        issuedAt = try date("iat")
-        switch object["aud"] {
-        case .none: audience = nil
-        case .some(.string(let one)): audience = [one]
-        case .some(.array(let many)):
-            var list: [String] = []
-            for item in many {
-                guard let text = item.stringValue else { throw .claim("\"aud\" entries must be strings") }
-                list.append(text)
+        // One pass over the members: registered claims are typed, the rest kept in order.
+        var rest: [JSONObject.Member] = []
+        for member in object {
+            switch member.name {
+            case "iss": issuer = try string("iss", member.value)
+            case "sub": subject = try string("sub", member.value)
+            case "jti": jwtID = try string("jti", member.value)
+            case "azp": authorizedParty = try string("azp", member.value)
+            case "exp": expiration = try date("exp", member.value)
+            case "nbf": notBefore = try date("nbf", member.value)
+            case "iat": issuedAt = try date("iat", member.value)
+            case "aud":
+                switch member.value {
+                case .string(let one): audience = [one]
+                case .array(let many):
+                    var list: [String] = []
+                    list.reserveCapacity(many.count)
+                    for item in many {
+                        guard case .string(let text) = item else { throw .claim("\"aud\" entries must be strings") }
+                        list.append(text)
+                    }
+                    audience = list
+                    audienceAsArray = true
+                default: throw .claim("\"aud\" must be a string or an array of strings")
+                }
+            default: rest.append(member)
             }
-            audience = list
-            audienceAsArray = true
-        case .some: throw .claim("\"aud\" must be a string or an array of strings")
         }
-        var rest = JSONObject()
-        for member in object where !JWTClaims.registeredNames.contains(member.name) { rest.set(member.name, member.value) }
-        additional = rest
+        // The parser has already refused duplicate names.
+        additional = JSONObject(uniqueMembers: rest)
+    }
+
+    /// Whether the claim `name` is present.
+    public func contains(_ name: String) -> Bool {
+        switch name {
+        case "iss": issuer != nil
+        case "sub": subject != nil
+        case "aud": audience != nil
+        case "exp": expiration != nil
+        case "nbf": notBefore != nil
+        case "iat": issuedAt != nil
+        case "jti": jwtID != nil
+        case "azp": authorizedParty != nil
+        default: additional[name] != nil
+        }
     }
 
     /// Writes the claims as compact JSON: registered claims first, then the rest.

@@ -233,7 +233,7 @@ struct Vectors: ParsableCommand {
                 accepted += report.acceptableAccepted
                 rejected += report.acceptableRejected
             } catch {
-                print("\(file): ERROR \(error)")
+                print("ERROR \(error)")
                 broken += 1
             }
         }

@@ -72,6 +72,17 @@ struct WycheproofRunnerTests {
         #expect(report.failed == 1)
     }
 
+    @Test("files from before the _v1 rename run under the same runners")
+    func legacySchemaNames() throws {
+        guard let folder = SharedVectors.folder("wycheproof") else { return }
+        var text = try String(contentsOf: folder.appendingPathComponent("hmac_sha256_test.json"), encoding: .utf8)
+        let range = try #require(text.range(of: "mac_test_schema_v1.json"))
+        text.replaceSubrange(range, with: "mac_test_schema.json")
+        let report = try VectorRunner.run(data: Data(text.utf8), label: "legacy")
+        #expect(report.schema == "mac_test_schema_v1")
+        #expect(report.failed == 0 && report.passed == 174)
+    }
+
     @Test("an unknown schema is an error, not an empty pass")
     func unknownSchema() {
         #expect(throws: VectorFileError.self) {

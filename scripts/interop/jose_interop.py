@@ -223,7 +223,7 @@ def check_a(alg, tmp, state):
             expect(public[m] == priv[m], f"`jwk public` {m} differs from the private JWK's")
     kid = priv.get("kid") or "tm-" + alg
     jti = str(uuid.uuid4())
-    token = tm_ok("jwt", "sign", "--key", path, "--alg", alg, "--kid", kid, "--typ", "JWT",
+    token = tm_ok("jwt", "sign", "--key", path, "--alg", alg, f"--kid={kid}", "--typ", "JWT",
                   "--claims", json.dumps({"jti": jti, "scope": SCOPE}), "--ttl", str(TTL),
                   "--iss", ISS, "--sub", SUB, "--aud", AUD, "--azp", AZP)
     expect(token.count(".") == 2, f"jwt sign output is not a compact JWS: {token[:80]!r}")

@@ -20,6 +20,7 @@ enum Suite {
         }
         groups += try rsa()
         groups += hmac()
+        groups += try JWTSuite.groups()
         return groups
     }
 

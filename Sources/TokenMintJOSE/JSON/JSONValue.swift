@@ -278,7 +278,10 @@ public struct JSONObject: Hashable, Sendable, Sequence, ExpressibleByDictionaryL
     /// Whether two member names are the same code unit for code unit (unlike
     /// `String.==`, which treats canonically equivalent strings as equal).
     static func sameName(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8)
+        guard a.utf8.count == b.utf8.count else { return false }
+        var a = a
+        var b = b
+        return a.withUTF8 { x in b.withUTF8 { y in x.elementsEqual(y) } }
     }
 }
 
