@@ -36,8 +36,41 @@ struct ReadmeExampleTests {
         // README-END
     }
 
+    static func readmeJWTExample() throws -> String? {
+        // README-JWT-BEGIN
+        let now: Int64 = 1_763_776_800  // seconds since the epoch
+        let issuerKey = try JWK.generate(for: .EdDSA, keyID: "issuer-2026")
+        let claims = JWTClaims(issuer: "https://issuer.example", subject: "device-42",
+                               audience: ["cash-desk"], expiration: now + 600, issuedAt: now)
+        let token = try JWTSigner(key: issuerKey).sign(claims)
+
+        var validation = JWTValidation()
+        validation.issuer = "https://issuer.example"
+        validation.audience = "cash-desk"
+        validation.clock = { now + 60 }
+        let verified = try JWTVerifier(keys: JWKSet(keys: [issuerKey]), validation: validation).verify(token)
+        // README-JWT-END
+        return verified.claims.subject
+    }
+
     @Test func exampleRuns() throws {
         try Self.readmeExample()
+        #expect(try Self.readmeJWTExample() == "device-42")
+    }
+
+    @Test func readmeShowsTheJWTCode() throws {
+        let readme = try String(contentsOf: SharedVectors.repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        let start = try #require(source.range(of: "// README-JWT-BEGIN\n"))
+        let end = try #require(source.range(of: "        // README-JWT-END"))
+        let body = source[start.upperBound..<end.lowerBound]
+            .split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.hasPrefix("        ") ? String($0.dropFirst(8)) : String($0) }
+            .joined(separator: "\n")
+        let block = try #require(readme.range(of: "```swift\nlet now: Int64"))
+        let blockStart = readme.index(block.lowerBound, offsetBy: "```swift\n".count)
+        let blockEnd = try #require(readme.range(of: "\n```", range: blockStart..<readme.endIndex))
+        #expect(String(readme[blockStart..<blockEnd.lowerBound]) + "\n" == body)
     }
 
     @Test func readmeShowsThisCode() throws {
