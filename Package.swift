@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "TokenMint", targets: ["TokenMint"]),
         .library(name: "TokenMintCrypto", targets: ["TokenMintCrypto"]),
         .library(name: "TokenMintJOSE", targets: ["TokenMintJOSE"]),
+        .library(name: "TokenMintAztec", targets: ["TokenMintAztec"]),
         .executable(name: "tokenmint", targets: ["tokenmint"]),
     ],
     dependencies: [
@@ -31,6 +32,9 @@ let package = Package(
             name: "CZint",
             providers: [.apt(["libzint-dev"])]),
         .systemLibrary(
+            name: "CZlib", pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
 
@@ -43,8 +47,12 @@ let package = Package(
             dependencies: ["TokenMintCrypto"],
             swiftSettings: strictSettings),
         .target(
+            name: "TokenMintAztec",
+            dependencies: ["CZint", "CZlib"],
+            swiftSettings: strictSettings),
+        .target(
             name: "TokenMint",
-            dependencies: ["TokenMintCrypto", "TokenMintJOSE"],
+            dependencies: ["TokenMintCrypto", "TokenMintJOSE", "TokenMintAztec"],
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintVectors",
@@ -59,6 +67,10 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
 
+        .testTarget(
+            name: "TokenMintAztecTests",
+            dependencies: ["TokenMintAztec", "TokenMint"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "TokenMintJOSETests",
             dependencies: ["TokenMintJOSE", "TokenMintCrypto", "TokenMintVectors"],

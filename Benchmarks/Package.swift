@@ -15,13 +15,14 @@ let package = Package(
         // The raw C calls TokenMint wraps, measured without any Swift around them.
         .target(
             name: "CBenchRaw",
-            linkerSettings: [.linkedLibrary("sodium"), .linkedLibrary("crypto")]),
+            linkerSettings: [.linkedLibrary("sodium"), .linkedLibrary("crypto"), .linkedLibrary("zint")]),
         .executableTarget(
             name: "tokenmint-bench",
             dependencies: [
                 "CBenchRaw",
                 .product(name: "TokenMintCrypto", package: "TokenMint"),
                 .product(name: "TokenMintJOSE", package: "TokenMint"),
+                .product(name: "TokenMintAztec", package: "TokenMint"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

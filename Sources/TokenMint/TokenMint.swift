@@ -1,5 +1,6 @@
 @_exported public import TokenMintCrypto
 @_exported public import TokenMintJOSE
+@_exported public import TokenMintAztec
 
 /// TokenMint's version.
 public enum TokenMintVersion {

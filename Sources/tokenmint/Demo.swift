@@ -49,6 +49,17 @@ struct Demo: ParsableCommand {
         }
         print("\nbase64url of the Ed25519 public key: \(Base64URL.encode(ed.publicKey.rawRepresentation))")
         try jwtStep()
+        try aztecStep()
+    }
+
+    func aztecStep() throws {
+        let token = "02/5c2a8b0e-1d4f-4f8e-9a51-2b7c3d9e0f11/1763776800/"
+            + Base64URL.encode(SecureRandom.bytes(count: 64), padding: .padded)
+        let symbol = try AztecEncoder.encode(token: token)
+        print("\nAztec: a payment token as a cash-desk scanner sees it (\(symbol.summary))")
+        print(symbol.terminalText(quietZone: 2), terminator: "")
+        let png = try symbol.png(scale: 4, quietZone: 4)
+        print("  the same symbol as a \(png.count)-byte PNG, or SVG / JSON with `tokenmint aztec --format …`")
     }
 
     func jwtStep() throws {

@@ -10,7 +10,7 @@ struct TokenMintCommand: ParsableCommand {
         commandName: "tokenmint",
         abstract: "Mint and verify signatures and tokens with libsodium and OpenSSL.",
         version: TokenMintVersion.string,
-        subcommands: [Keygen.self, Pubkey.self, Sign.self, Verify.self, JWKCommand.self, JWTCommand.self, Vectors.self, Demo.self])
+        subcommands: [Keygen.self, Pubkey.self, Sign.self, Verify.self, JWKCommand.self, JWTCommand.self, AztecCommand.self, Vectors.self, Demo.self])
 
     static func main() {
         do {
@@ -23,6 +23,9 @@ struct TokenMintCommand: ParsableCommand {
             FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
             Foundation.exit(2)
         } catch let error as JOSEError {
+            FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
+            Foundation.exit(2)
+        } catch let error as AztecError {
             FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
             Foundation.exit(2)
         } catch let error as JSONError {

@@ -21,6 +21,7 @@ enum Suite {
         groups += try rsa()
         groups += hmac()
         groups += try JWTSuite.groups()
+        groups += try AztecSuite.groups()
         return groups
     }
 

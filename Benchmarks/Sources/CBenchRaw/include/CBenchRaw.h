@@ -28,6 +28,11 @@ int CBenchRaw_verify(void *key, const char *md, int padding, const uint8_t *sig,
 /* One-shot HMAC() with SHA-256. */
 int CBenchRaw_hmac_sha256(const uint8_t *key, size_t keylen, const uint8_t *m, size_t n, uint8_t out[32]);
 
+/* zint: one Aztec encode (create, encode, delete); returns the side or -1. */
+int CBenchRaw_zint_aztec(const uint8_t *data, size_t n, int level);
+/* zint: encode and write zint's own PNG file to `path`; returns 0 or -1. */
+int CBenchRaw_zint_aztec_png(const uint8_t *data, size_t n, int level, const char *path);
+
 /* Monotonic nanoseconds. */
 uint64_t CBenchRaw_now(void);
 
