@@ -15,10 +15,13 @@ let package = Package(
         .library(name: "TokenMintCrypto", targets: ["TokenMintCrypto"]),
         .library(name: "TokenMintJOSE", targets: ["TokenMintJOSE"]),
         .library(name: "TokenMintAztec", targets: ["TokenMintAztec"]),
+        .library(name: "TokenMintStore", targets: ["TokenMintStore"]),
+        .library(name: "TokenMintPay", targets: ["TokenMintPay"]),
         .executable(name: "tokenmint", targets: ["tokenmint"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
     ],
     targets: [
         // System libraries. Each has a module map and a shim header.
@@ -47,12 +50,20 @@ let package = Package(
             dependencies: ["TokenMintCrypto"],
             swiftSettings: strictSettings),
         .target(
+            name: "TokenMintStore",
+            dependencies: ["CSQLite", "TokenMintCrypto"],
+            swiftSettings: strictSettings),
+        .target(
+            name: "TokenMintPay",
+            dependencies: ["TokenMintCrypto", "TokenMintStore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings),
+        .target(
             name: "TokenMintAztec",
             dependencies: ["CZint", "CZlib"],
             swiftSettings: strictSettings),
         .target(
             name: "TokenMint",
-            dependencies: ["TokenMintCrypto", "TokenMintJOSE", "TokenMintAztec"],
+            dependencies: ["TokenMintCrypto", "TokenMintJOSE", "TokenMintAztec", "TokenMintStore", "TokenMintPay"],
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintVectors",
@@ -67,6 +78,10 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
 
+        .testTarget(
+            name: "TokenMintPayTests",
+            dependencies: ["TokenMintPay", "TokenMintStore", "TokenMintCrypto"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "TokenMintAztecTests",
             dependencies: ["TokenMintAztec", "TokenMint"],

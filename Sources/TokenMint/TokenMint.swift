@@ -1,6 +1,8 @@
 @_exported public import TokenMintCrypto
 @_exported public import TokenMintJOSE
 @_exported public import TokenMintAztec
+@_exported public import TokenMintStore
+@_exported public import TokenMintPay
 
 /// TokenMint's version.
 public enum TokenMintVersion {

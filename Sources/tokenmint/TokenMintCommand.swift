@@ -5,17 +5,21 @@ import TokenMint
 /// Exit status: 0 success or valid, 1 invalid signature or failed vectors,
 /// 2 usage or input error.
 @main
-struct TokenMintCommand: ParsableCommand {
+struct TokenMintCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tokenmint",
         abstract: "Mint and verify signatures and tokens with libsodium and OpenSSL.",
         version: TokenMintVersion.string,
-        subcommands: [Keygen.self, Pubkey.self, Sign.self, Verify.self, JWKCommand.self, JWTCommand.self, AztecCommand.self, Vectors.self, Demo.self])
+        subcommands: [Keygen.self, Pubkey.self, Sign.self, Verify.self, JWKCommand.self, JWTCommand.self, AztecCommand.self, PayCommand.self, Vectors.self, Demo.self])
 
-    static func main() {
+    static func main() async {
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
         } catch let error as CLIError {
             FileHandle.standardError.write(Data("tokenmint: \(error.message)\n".utf8))
             Foundation.exit(error.status)
@@ -26,6 +30,12 @@ struct TokenMintCommand: ParsableCommand {
             FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
             Foundation.exit(2)
         } catch let error as AztecError {
+            FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
+            Foundation.exit(2)
+        } catch let error as WhitelabelPayError {
+            FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
+            Foundation.exit(error.code == .offlineTokenLimitReached ? 3 : 2)
+        } catch let error as StoreError {
             FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
             Foundation.exit(2)
         } catch let error as JSONError {

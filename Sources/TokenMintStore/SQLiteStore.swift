@@ -1,0 +1,406 @@
+internal import CSQLite
+public import TokenMintCrypto
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+import Foundation
+
+/// Where the master key that seals the store's secrets comes from.
+public enum MasterKeySource: Sendable {
+    /// A 32-byte key file; created (mode 0600, random key) when missing and `create` is true.
+    case file(path: String, create: Bool = true)
+    /// An environment variable holding the key as base64url (43 characters).
+    case environment(variable: String)
+    /// A passphrase, stretched with Argon2id; the salt is kept in the store.
+    case passphrase(String, cost: PasswordKeyDerivation.Cost = .interactive)
+    /// A key the host holds already.
+    case key(SecureBytes)
+}
+
+/// The operations a transaction offers; all of them commit or roll back together.
+public protocol StoreTransaction {
+    /// A plain value.
+    func value(_ name: String) throws(StoreError) -> [UInt8]?
+    /// Stores a plain value.
+    func setValue(_ name: String, _ value: [UInt8]) throws(StoreError)
+    /// A secret, opened with the master key.
+    func secret(_ name: String) throws(StoreError) -> SecureBytes?
+    /// Seals and stores a secret.
+    func setSecret(_ name: String, _ value: SecureBytes) throws(StoreError)
+    /// Removes a value or secret.
+    func remove(_ name: String) throws(StoreError)
+    /// A counter's value (0 when never set).
+    func counter(_ name: String) throws(StoreError) -> Int64
+    /// Sets a counter.
+    func setCounter(_ name: String, _ value: Int64) throws(StoreError)
+    /// Adds `delta` to a counter and returns the new value.
+    func increment(_ name: String, by delta: Int64) throws(StoreError) -> Int64
+}
+
+/// The durable state TokenMint keeps: typed values, sealed secrets and
+/// counters, changed only in transactions. SQLite is the embedded default;
+/// a server deployment may put the same protocol on another database.
+public protocol KeyValueStore: Sendable {
+    /// Runs `body` in one transaction: committed durably when it returns,
+    /// rolled back entirely when it throws.
+    func transaction<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
+    /// Wipes every secret, value, counter and ledger entry.
+    func reset() throws(StoreError)
+}
+
+/// The verifier's single-use ledger: each identifier is accepted once.
+public protocol ReplayLedger: Sendable {
+    /// Records `identifier` and returns true, or returns false when it was
+    /// recorded before (and has not expired out of the ledger).
+    func recordOnce(_ identifier: [UInt8], expiresAt: Int64) throws(StoreError) -> Bool
+    /// Drops entries that expired before `time`; returns how many.
+    func prune(expiredBefore time: Int64) throws(StoreError) -> Int
+}
+
+/// A SQLite store in one file: WAL journal, `synchronous=FULL` (a commit is on
+/// disk when it returns), `secure_delete` (removed secrets are overwritten),
+/// secrets sealed with XChaCha20-Poly1305 under the master key and bound to
+/// their names. One connection, serialized: one writer; other processes wait
+/// up to five seconds for the file lock.
+public final class SQLiteStore: KeyValueStore, ReplayLedger, @unchecked Sendable {
+    private let db: OpaquePointer
+    private let lock = NSLock()
+    private let masterKey: SecureBytes
+    /// The database file.
+    public let path: String
+
+    static let maximumNameBytes = 256
+    static let maximumValueBytes = 1 << 20
+
+    /// Opens (or creates) the store at `path` with the master key from `keySource`.
+    /// - Throws: `wrongMasterKey` when the key does not open this store,
+    ///   `corrupted` when the file is not a store, `cannotOpen`, `readOnly`, `diskFull`.
+    public init(path: String, masterKey keySource: MasterKeySource) throws(StoreError) {
+        self.path = path
+        var handle: OpaquePointer? = nil
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX
+        let status = sqlite3_open_v2(path, &handle, flags, nil)
+        guard status == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close(handle)
+            throw StoreError(.cannotOpen, "cannot open \(path): \(message)")
+        }
+        db = handle
+        chmod(path, 0o600)  // secrets are sealed; the rest is still nobody else's business
+        sqlite3_busy_timeout(db, 5000)
+        do {
+            try SQLiteStore.execute(db, """
+                PRAGMA journal_mode=WAL;
+                PRAGMA synchronous=FULL;
+                PRAGMA secure_delete=ON;
+                PRAGMA foreign_keys=ON;
+                CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value BLOB NOT NULL);
+                CREATE TABLE IF NOT EXISTS items (name TEXT PRIMARY KEY, sealed INTEGER NOT NULL, value BLOB NOT NULL);
+                CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                CREATE TABLE IF NOT EXISTS ledger (id BLOB PRIMARY KEY, expires_at INTEGER NOT NULL);
+                CREATE INDEX IF NOT EXISTS ledger_expiry ON ledger (expires_at);
+                """)
+            let salt = try SQLiteStore.metaSalt(db)
+            masterKey = try SQLiteStore.resolve(keySource, salt: salt)
+            try SQLiteStore.checkMasterKey(db, masterKey)
+        } catch {
+            sqlite3_close(db)
+            throw error
+        }
+    }
+
+    deinit { sqlite3_close(db) }
+
+    // MARK: Master key
+
+    static func resolve(_ source: MasterKeySource, salt: [UInt8]) throws(StoreError) -> SecureBytes {
+        switch source {
+        case .key(let key):
+            guard key.count == 32 else { throw StoreError(.masterKeyUnavailable, "the master key must be 32 bytes") }
+            return key
+        case .environment(let variable):
+            guard let text = ProcessInfo.processInfo.environment[variable], !text.isEmpty else {
+                throw StoreError(.masterKeyUnavailable, "environment variable \(variable) is not set")
+            }
+            guard let bytes = try? Base64URL.decode(text.trimmingCharacters(in: .whitespacesAndNewlines), padding: .either),
+                bytes.count == 32
+            else { throw StoreError(.masterKeyUnavailable, "\(variable) must hold 32 bytes as base64url") }
+            return SecureBytes(bytes)
+        case .passphrase(let passphrase, let cost):
+            guard !passphrase.isEmpty else { throw StoreError(.masterKeyUnavailable, "empty passphrase") }
+            do {
+                return try PasswordKeyDerivation.deriveKey(passphrase: Array(passphrase.utf8), salt: salt, cost: cost)
+            } catch {
+                throw StoreError(.masterKeyUnavailable, "Argon2id: \(error.reason)")
+            }
+        case .file(let path, let create):
+            if let data = FileManager.default.contents(atPath: path) {
+                guard data.count == 32 else { throw StoreError(.masterKeyUnavailable, "\(path) does not hold a 32-byte key") }
+                return SecureBytes(data)
+            }
+            guard create else { throw StoreError(.masterKeyUnavailable, "\(path) does not exist") }
+            let key = SecureBytes(randomCount: 32)
+            // O_EXCL: never overwrite a key another process just created.
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+            guard fd >= 0 else {
+                if errno == EEXIST, let data = FileManager.default.contents(atPath: path), data.count == 32 {
+                    return SecureBytes(data)
+                }
+                throw StoreError(.masterKeyUnavailable, "cannot create \(path): \(String(cString: strerror(errno)))")
+            }
+            defer { close(fd) }
+            let written = key.withUnsafeBytes { write(fd, $0.baseAddress, 32) }
+            guard written == 32, fsync(fd) == 0 else {
+                unlink(path)
+                throw StoreError(.masterKeyUnavailable, "cannot write \(path)")
+            }
+            return key
+        }
+    }
+
+    static func metaSalt(_ db: OpaquePointer) throws(StoreError) -> [UInt8] {
+        if let salt = try query(db, "SELECT value FROM meta WHERE name = 'salt'", []).first?.first.flatMap({ $0 }) { return salt }
+        let salt = SecureRandom.bytes(count: PasswordKeyDerivation.saltByteCount)
+        try run(db, "INSERT OR IGNORE INTO meta (name, value) VALUES ('salt', ?)", [.blob(salt)])
+        return try query(db, "SELECT value FROM meta WHERE name = 'salt'", []).first?.first.flatMap({ $0 }) ?? salt
+    }
+
+    static let checkPlaintext = Array("tokenmint-store-v1".utf8)
+
+    static func checkMasterKey(_ db: OpaquePointer, _ key: SecureBytes) throws(StoreError) {
+        let ad = Array("meta:check".utf8)
+        if let sealed = try query(db, "SELECT value FROM meta WHERE name = 'check'", []).first?.first.flatMap({ $0 }) {
+            guard let opened = try? XChaCha20Poly1305.open(sealed, key: key, associatedData: ad),
+                opened.unsafeCopy == checkPlaintext
+            else { throw StoreError(.wrongMasterKey, "the master key does not open this store") }
+            return
+        }
+        do {
+            let sealed = try XChaCha20Poly1305.seal(checkPlaintext, key: key, associatedData: ad)
+            try run(db, "INSERT OR IGNORE INTO meta (name, value) VALUES ('check', ?)", [.blob(sealed)])
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(.databaseFailure, "cannot seal the key check")
+        }
+        // Another process may have won the race with its own key: check again.
+        try checkMasterKey(db, key)
+    }
+
+    // MARK: KeyValueStore
+
+    /// Runs `body` in one `BEGIN IMMEDIATE` transaction; commits durably or rolls back.
+    public func transaction<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        try SQLiteStore.execute(db, "BEGIN IMMEDIATE")
+        let transaction = Transaction(db: db, key: masterKey)
+        do {
+            let result = try body(transaction)
+            try SQLiteStore.execute(db, "COMMIT")
+            return result
+        } catch {
+            _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
+            throw error
+        }
+    }
+
+    /// Wipes secrets first, then everything else; deleted pages are overwritten.
+    public func reset() throws(StoreError) {
+        lock.lock()
+        defer { lock.unlock() }
+        try SQLiteStore.execute(db, """
+            BEGIN IMMEDIATE;
+            DELETE FROM items WHERE sealed = 1;
+            DELETE FROM items;
+            DELETE FROM counters;
+            DELETE FROM ledger;
+            COMMIT;
+            """)
+        _ = sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE); VACUUM;", nil, nil, nil)
+    }
+
+    // MARK: ReplayLedger
+
+    /// Inserts `identifier` once (a primary key makes the second insert a no-op).
+    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64) throws(StoreError) -> Bool {
+        guard !identifier.isEmpty, identifier.count <= 64 else { throw StoreError(.invalidArgument, "ledger identifiers are 1 to 64 bytes") }
+        lock.lock()
+        defer { lock.unlock() }
+        try SQLiteStore.run(db, "INSERT OR IGNORE INTO ledger (id, expires_at) VALUES (?, ?)", [.blob(identifier), .integer(expiresAt)])
+        return sqlite3_changes(db) == 1
+    }
+
+    /// Deletes expired ledger entries.
+    public func prune(expiredBefore time: Int64) throws(StoreError) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        try SQLiteStore.run(db, "DELETE FROM ledger WHERE expires_at < ?", [.integer(time)])
+        return Int(sqlite3_changes(db))
+    }
+
+    // MARK: SQL helpers
+
+    enum Parameter {
+        case text(String)
+        case blob([UInt8])
+        case integer(Int64)
+    }
+
+    static func failure(_ db: OpaquePointer, _ status: Int32, _ what: String) -> StoreError {
+        let message = String(cString: sqlite3_errmsg(db))
+        switch status & 0xff {
+        case SQLITE_FULL: return StoreError(.diskFull, "\(what): disk full (\(message))")
+        case SQLITE_READONLY: return StoreError(.readOnly, "\(what): read-only store (\(message))")
+        case SQLITE_CORRUPT, SQLITE_NOTADB: return StoreError(.corrupted, "\(what): not a TokenMint store or damaged (\(message))")
+        case SQLITE_BUSY, SQLITE_LOCKED: return StoreError(.busy, "\(what): store busy (\(message))")
+        case SQLITE_CANTOPEN, SQLITE_IOERR: return StoreError(.cannotOpen, "\(what): I/O error (\(message))")
+        default: return StoreError(.databaseFailure, "\(what): \(message)")
+        }
+    }
+
+    static func execute(_ db: OpaquePointer, _ sql: String) throws(StoreError) {
+        let status = sqlite3_exec(db, sql, nil, nil, nil)
+        guard status == SQLITE_OK else { throw failure(db, status, "SQL") }
+    }
+
+    static func prepare(_ db: OpaquePointer, _ sql: String, _ parameters: [Parameter]) throws(StoreError) -> OpaquePointer {
+        var statement: OpaquePointer? = nil
+        let status = sqlite3_prepare_v2(db, sql, -1, &statement, nil)
+        guard status == SQLITE_OK, let statement else { throw failure(db, status, "prepare") }
+        // SQLITE_TRANSIENT: SQLite copies the bound bytes.
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        for (index, parameter) in parameters.enumerated() {
+            let position = Int32(index + 1)
+            switch parameter {
+            case .text(let text): sqlite3_bind_text(statement, position, text, -1, transient)
+            case .blob(let bytes): sqlite3_bind_blob(statement, position, bytes, Int32(bytes.count), transient)
+            case .integer(let value): sqlite3_bind_int64(statement, position, value)
+            }
+        }
+        return statement
+    }
+
+    static func run(_ db: OpaquePointer, _ sql: String, _ parameters: [Parameter]) throws(StoreError) {
+        let statement = try prepare(db, sql, parameters)
+        defer { sqlite3_finalize(statement) }
+        let status = sqlite3_step(statement)
+        guard status == SQLITE_DONE || status == SQLITE_ROW else { throw failure(db, status, "write") }
+    }
+
+    /// Rows of blob/integer columns (integers come back as 8 big-endian bytes).
+    static func query(_ db: OpaquePointer, _ sql: String, _ parameters: [Parameter]) throws(StoreError) -> [[[UInt8]?]] {
+        let statement = try prepare(db, sql, parameters)
+        defer { sqlite3_finalize(statement) }
+        var rows: [[[UInt8]?]] = []
+        while true {
+            let status = sqlite3_step(statement)
+            if status == SQLITE_DONE { break }
+            guard status == SQLITE_ROW else { throw failure(db, status, "read") }
+            var row: [[UInt8]?] = []
+            for column in 0..<sqlite3_column_count(statement) {
+                switch sqlite3_column_type(statement, column) {
+                case SQLITE_NULL: row.append(nil)
+                case SQLITE_INTEGER:
+                    let v = UInt64(bitPattern: sqlite3_column_int64(statement, column))
+                    row.append((0..<8).map { UInt8(truncatingIfNeeded: v >> (56 - 8 * UInt64($0))) })
+                default:
+                    let count = Int(sqlite3_column_bytes(statement, column))
+                    if let pointer = sqlite3_column_blob(statement, column), count > 0 {
+                        row.append(Array(UnsafeRawBufferPointer(start: pointer, count: count)))
+                    } else {
+                        row.append([])
+                    }
+                }
+            }
+            rows.append(row)
+        }
+        return rows
+    }
+
+    final class Transaction: StoreTransaction {
+        let db: OpaquePointer
+        let key: SecureBytes
+
+        init(db: OpaquePointer, key: SecureBytes) {
+            self.db = db
+            self.key = key
+        }
+
+        func check(_ name: String) throws(StoreError) {
+            guard !name.isEmpty, name.utf8.count <= SQLiteStore.maximumNameBytes else {
+                throw StoreError(.invalidArgument, "names are 1 to \(SQLiteStore.maximumNameBytes) bytes")
+            }
+        }
+
+        func row(_ name: String) throws(StoreError) -> (sealed: Bool, value: [UInt8])? {
+            try check(name)
+            guard let row = try SQLiteStore.query(db, "SELECT sealed, value FROM items WHERE name = ?", [.text(name)]).first,
+                row.count == 2, let sealed = row[0], let value = row[1]
+            else { return nil }
+            return (sealed.last == 1, value)
+        }
+
+        func value(_ name: String) throws(StoreError) -> [UInt8]? {
+            guard let row = try row(name) else { return nil }
+            guard !row.sealed else { throw StoreError(.invalidArgument, "\(name) is a secret; read it with secret(_:)") }
+            return row.value
+        }
+
+        func setValue(_ name: String, _ value: [UInt8]) throws(StoreError) {
+            try check(name)
+            guard value.count <= SQLiteStore.maximumValueBytes else { throw StoreError(.invalidArgument, "values are at most 1 MiB") }
+            try SQLiteStore.run(db, "INSERT OR REPLACE INTO items (name, sealed, value) VALUES (?, 0, ?)", [.text(name), .blob(value)])
+        }
+
+        func secret(_ name: String) throws(StoreError) -> SecureBytes? {
+            guard let row = try row(name) else { return nil }
+            guard row.sealed else { throw StoreError(.corrupted, "\(name) should be sealed") }
+            do {
+                return try XChaCha20Poly1305.open(row.value, key: key, associatedData: Array("item:\(name)".utf8))
+            } catch {
+                throw StoreError(.wrongMasterKey, "the secret \(name) does not open with the master key")
+            }
+        }
+
+        func setSecret(_ name: String, _ value: SecureBytes) throws(StoreError) {
+            try check(name)
+            let sealed: [UInt8]
+            do {
+                sealed = try value.withUnsafeBytes { (bytes) throws(CryptoError) -> [UInt8] in
+                    try XChaCha20Poly1305.seal(Array(bytes), key: key, associatedData: Array("item:\(name)".utf8))
+                }
+            } catch {
+                throw StoreError(.databaseFailure, "cannot seal \(name)")
+            }
+            try SQLiteStore.run(db, "INSERT OR REPLACE INTO items (name, sealed, value) VALUES (?, 1, ?)", [.text(name), .blob(sealed)])
+        }
+
+        func remove(_ name: String) throws(StoreError) {
+            try check(name)
+            try SQLiteStore.run(db, "DELETE FROM items WHERE name = ?", [.text(name)])
+        }
+
+        func counter(_ name: String) throws(StoreError) -> Int64 {
+            try check(name)
+            guard let bytes = try SQLiteStore.query(db, "SELECT value FROM counters WHERE name = ?", [.text(name)]).first?.first.flatMap({ $0 }),
+                bytes.count == 8
+            else { return 0 }
+            return Int64(bitPattern: bytes.reduce(0) { $0 << 8 | UInt64($1) })
+        }
+
+        func setCounter(_ name: String, _ value: Int64) throws(StoreError) {
+            try check(name)
+            try SQLiteStore.run(db, "INSERT OR REPLACE INTO counters (name, value) VALUES (?, ?)", [.text(name), .integer(value)])
+        }
+
+        func increment(_ name: String, by delta: Int64) throws(StoreError) -> Int64 {
+            let (value, overflow) = try counter(name).addingReportingOverflow(delta)
+            guard !overflow else { throw StoreError(.invalidArgument, "counter \(name) would overflow") }
+            try setCounter(name, value)
+            return value
+        }
+    }
+}

@@ -1,0 +1,200 @@
+import ArgumentParser
+import Foundation
+import TokenMint
+
+/// The folder holding a device's state: `store.sqlite` (sealed), `master.key`
+/// (0600; or the key in TOKENMINT_MASTER_KEY), `ledger.sqlite` for the verifier side.
+struct StoreOptions: ParsableArguments {
+    @Option(help: "State folder (created with mode 0700).") var store: String = "./.tokenmint"
+
+    var masterKey: MasterKeySource {
+        if ProcessInfo.processInfo.environment["TOKENMINT_MASTER_KEY"] != nil {
+            return .environment(variable: "TOKENMINT_MASTER_KEY")
+        }
+        return .file(path: store + "/master.key")
+    }
+
+    func open(_ file: String = "store.sqlite") throws -> SQLiteStore {
+        try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return try SQLiteStore(path: store + "/" + file, masterKey: masterKey)
+    }
+
+    /// The SDK over the store, with the configuration saved by `pay init`.
+    func sdk() throws -> WhitelabelPay {
+        let store = try open()
+        let saved = try store.transaction { tx in try tx.value("cli.config") }
+        guard let saved, let object = try JSONSerialization.jsonObject(with: Data(saved)) as? [String: Any] else {
+            throw CLIError(message: "no configuration in \(self.store): run `tokenmint pay init` first")
+        }
+        let configuration = try WhitelabelPayConfiguration(
+            tenantID: object["tenant"] as? String ?? "", referenceID: object["reference"] as? String ?? "",
+            environment: WhitelabelPayEnvironment(rawValue: object["environment"] as? String ?? "") ?? .production,
+            debug: object["debug"] as? Bool ?? false, offlineTokenLimit: object["offlineLimit"] as? Int ?? 10,
+            tokenLifetime: Int64(object["lifetime"] as? Int ?? 600), allowLegacyTenantCodes: object["legacyTenant"] as? Bool ?? false)
+        return try WhitelabelPay(configuration: configuration, store: store, backend: LocalBackend(clock: .system),
+                                 logDirectory: self.store)
+    }
+}
+
+struct PayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pay", abstract: "WhitelabelPay: enrol, mint payment tokens online and offline, verify.",
+        discussion: "The CLI talks to no server: online mode uses a local stand-in for the backend (LocalBackend), so online mints never touch the offline quota.",
+        subcommands: [Init.self, Enrol.self, Push.self, Means.self, Mint.self, Online.self, Status.self, VerifyToken.self, Reset.self])
+
+    static func status(_ sdk: WhitelabelPay) async throws -> String {
+        let object: [String: Any] = [
+            "state": try await sdk.state.rawValue,
+            "environment": await sdk.configuration.environment.rawValue,
+            "tenantId": await sdk.configuration.tenantID,
+            "referenceId": await sdk.configuration.referenceID,
+            "online": try await sdk.isOnline,
+            "offlineTokenLimit": await sdk.offlineTokenLimit,
+            "offlineMintedTokenCount": try await sdk.offlineMintedTokenCount,
+            "availableOfflineTokensCount": try await sdk.availableOfflineTokensCount,
+            "offlineTokenLimitReached": try await sdk.offlineTokenLimitReached,
+            "activePaymentMeans": try await sdk.activePaymentMeans()?.id ?? NSNull(),
+            "paymentMeans": try await sdk.paymentMeans().map { ["id": $0.id, "active": $0.isActive] },
+        ]
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    struct Init: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Configure the device state folder.")
+        @OptionGroup var options: StoreOptions
+        @Option(help: "Tenant UUID.") var tenant: String
+        @Option(help: "Reference (installation) UUID.") var reference: String
+        @Option(help: "development, integration or production.") var environment: String = "production"
+        @Option(help: "Payment tokens that may be minted offline.") var offlineLimit: Int = 10
+        @Option(help: "Payment-token lifetime in seconds.") var lifetime: Int = 600
+        @Flag(help: "Accept a legacy 3-character tenant code.") var legacyTenant = false
+        @Flag(help: "Write a debug log (exported with the SDK's exportLogs).") var debug = false
+
+        func run() async throws {
+            guard let env = WhitelabelPayEnvironment(rawValue: environment) else {
+                throw ValidationError("--environment must be development, integration or production")
+            }
+            _ = try WhitelabelPayConfiguration(tenantID: tenant, referenceID: reference, environment: env, debug: debug,
+                                               offlineTokenLimit: offlineLimit, tokenLifetime: Int64(lifetime),
+                                               allowLegacyTenantCodes: legacyTenant)
+            let store = try options.open()
+            let object: [String: Any] = [
+                "tenant": tenant, "reference": reference, "environment": environment, "offlineLimit": offlineLimit,
+                "lifetime": lifetime, "legacyTenant": legacyTenant, "debug": debug,
+            ]
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+            try store.transaction { tx in try tx.setValue("cli.config", Array(data)) }
+            print(try await PayCommand.status(try options.sdk()))
+        }
+    }
+
+    struct Enrol: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print the enrolment token (creating the device key once).")
+        @OptionGroup var options: StoreOptions
+        func run() async throws { print(try await options.sdk().getEnrolmentToken()) }
+    }
+
+    struct Push: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Handle a push payload {\"aps\":{},\"yp-type\":…}.")
+        @OptionGroup var options: StoreOptions
+        @Argument(help: "The push JSON.") var payload: String
+        func run() async throws {
+            let type = try await options.sdk().handlePush(Array(payload.utf8))
+            print(type.rawValue)
+        }
+    }
+
+    struct Means: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Payment means: add ID (and make it active), list, deactivate ID.",
+            subcommands: [Add.self, List.self, Deactivate.self])
+
+        struct Add: AsyncParsableCommand {
+            @OptionGroup var options: StoreOptions
+            @Argument var id: String
+            func run() async throws { try await options.sdk().addPaymentMeans(id) }
+        }
+        struct List: AsyncParsableCommand {
+            @OptionGroup var options: StoreOptions
+            func run() async throws {
+                for means in try await options.sdk().paymentMeans() { print("\(means.id)\(means.isActive ? " (active)" : "")") }
+            }
+        }
+        struct Deactivate: AsyncParsableCommand {
+            @OptionGroup var options: StoreOptions
+            @Argument var id: String
+            func run() async throws { try await options.sdk().deactivatePaymentMeans(id) }
+        }
+    }
+
+    struct Mint: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a payment token; exit 3 with offlineTokenLimitReached at the offline limit.")
+        @OptionGroup var options: StoreOptions
+        @Flag(help: "Mint offline, within the quota.") var offline = false
+        @Option(help: "Also write the token as an Aztec PNG.") var aztec: String?
+
+        func run() async throws {
+            let sdk = try options.sdk()
+            do {
+                let token = try await sdk.getPaymentToken(offline: offline)
+                if let aztec {
+                    let png = try AztecEncoder.encode(token: token.description).png(scale: 4, quietZone: 4)
+                    guard FileManager.default.createFile(atPath: aztec, contents: Data(png)) else { throw CLIError(message: "cannot write \(aztec)") }
+                }
+                print(token)
+            } catch let error as WhitelabelPayError where error.code == .offlineTokenLimitReached {
+                throw CLIError(message: "offlineTokenLimitReached: \(error.reason)", status: 3)
+            }
+        }
+    }
+
+    struct Online: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Back online: the offline count resets.")
+        @OptionGroup var options: StoreOptions
+        func run() async throws { try await options.sdk().markOnline() }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print the state as JSON.")
+        @OptionGroup var options: StoreOptions
+        func run() async throws { print(try await PayCommand.status(try options.sdk())) }
+    }
+
+    struct VerifyToken: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "verify", abstract: "Verify a payment token for an enrolment: exit 0 valid, 1 rejected.")
+        @OptionGroup var options: StoreOptions
+        @Option(help: "The device's enrolment token.") var enrolment: String
+        @Option(help: "Replay ledger file (default: ledger.sqlite in the state folder).") var ledger: String?
+        @Option(help: "Current time as seconds since the epoch.") var now: Int64?
+        @Option(help: "Token lifetime in seconds.") var lifetime: Int64 = 600
+        @Option(help: "Clock skew allowed, in seconds.") var skew: Int64 = 30
+        @Argument(help: "The payment token.") var token: String
+
+        func run() async throws {
+            let enrolmentToken = try EnrolmentToken(parsing: enrolment, allowLegacyTenant: true)
+            try FileManager.default.createDirectory(atPath: options.store, withIntermediateDirectories: true)
+            let ledgerStore = try SQLiteStore(path: ledger ?? options.store + "/ledger.sqlite", masterKey: options.masterKey)
+            let clock = now.map { t in WhitelabelPayClock { t } } ?? .system
+            let verifier = PaymentTokenVerifier(ledger: ledgerStore, lifetime: lifetime, skew: skew, clock: clock)
+            do {
+                let verified = try verifier.verify(token, enrolment: enrolmentToken)
+                let object: [String: Any] = [
+                    "valid": true, "unsigned": verified.token.unsignedPart, "epochSeconds": verified.token.epochSeconds,
+                    "offline": verified.isOffline, "tenant": enrolmentToken.tenant, "referenceId": enrolmentToken.referenceID,
+                ]
+                print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+            } catch {
+                throw CLIError(message: "\(error)", status: 1)
+            }
+        }
+    }
+
+    struct Reset: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Wipe every key, count and setting in the state folder.")
+        @OptionGroup var options: StoreOptions
+        func run() async throws { try options.open().reset() }
+    }
+}
