@@ -94,28 +94,42 @@ def token_lines(out):
 
 
 class Harness:
-    def __init__(self, store, limit, key, rng, window_ms):
+    def __init__(self, store, limit, key, rng, probe):
         self.store = store
         self.limit = limit
         self.key = key
         self.rng = rng
-        self.window_ms = window_ms
+        self.probe = probe             # read the counter (pay status) after every kill
+        self.window_ms = 60.0          # kill delay: uniform in [0, window_ms] ...
+        self.focus = None              # ... or, some of the time, uniform in this (lo, hi) ms
+        self.focus_share = 0.0
         self.epoch = 0                 # online epoch (number of resets so far)
         self.tokens = []               # (epoch, how, token) in collection order
         self.kills = 0                 # SIGKILLs that landed on a running process
-        self.outcomes = dict(killed_silent=0, killed_after_print=0, missed=0)
+        self.outcomes = dict(silent=0, printed=0, missed=0,                 # without probing
+                             before_commit=0, after_commit_silent=0, after_output=0)
         self.unkilled = 0
         self.unkilled_times = []
         self.resets = []               # (epoch, counter before reset, tokens in epoch)
-        self.problems = []             # unexpected exits and the like
+        self.problems = []             # unexpected exits, counter anomalies, ...
         self.fragments = 0             # partial last lines of killed processes, dropped
         self.kept_fragments = 0        # ... or kept because they were whole, valid tokens
+        self.expected = 0              # counter implied by the last probe and the mints since
+        self.probes = 0
+        self.max_waste_per_kill = 0
 
     def cmd(self):
         return [TOKENMINT, "pay", "mint", "--store", self.store, "--offline"]
 
     def tokens_in_epoch(self, epoch):
         return sum(1 for e, _, _ in self.tokens if e == epoch)
+
+    def counter(self):
+        c = status(self.store).get("offlineMintedTokenCount")
+        if not isinstance(c, int):
+            raise Fail(f"status has no integer offlineMintedTokenCount: {c!r}")
+        self.probes += 1
+        return c
 
     def collect(self, out, how, killed):
         """Keep the tokens in a mint's stdout; returns how many."""
@@ -137,12 +151,13 @@ class Harness:
         return len(lines)
 
     def finished(self, rc, out, err, how):
-        """Handle a mint that exited on its own. Returns tokens collected."""
+        """Handle a mint that exited on its own. Returns its exit status."""
         if rc == 0:
             n = self.collect(out, how, killed=False)
             if n != 1:
                 self.problems.append(f"{how}: exit 0 with {n} token lines")
-            return n
+            self.expected += 1
+            return rc
         if rc == OFFLINE_LIMIT_EXIT:
             text = err.decode("utf-8", "replace")
             if LIMIT_WORD not in text:
@@ -150,36 +165,69 @@ class Harness:
             if out.strip():
                 self.problems.append(f"{how}: exit 3 with stdout {out[:80]!r}")
             self.reset()
-            return 0
+            return rc
         self.problems.append(f"{how}: exit {rc}: {tail(err.decode('utf-8', 'replace'))}")
-        return 0
+        return rc
 
     def reset(self):
-        s = status(self.store)
-        self.resets.append((self.epoch, s.get("offlineMintedTokenCount"), self.tokens_in_epoch(self.epoch)))
+        c = self.counter()
+        n = self.tokens_in_epoch(self.epoch)
+        self.resets.append((self.epoch, c, n))
+        if c < self.limit:
+            self.problems.append(f"epoch {self.epoch}: limit reported with the counter at {c} < {self.limit}")
         tm_ok("pay", "online", "--store", self.store)
         self.epoch += 1
+        self.expected = self.counter()
+        if self.expected != 0:
+            self.problems.append(f"after online the counter is {self.expected}, not 0")
 
     def unkilled_mint(self):
         t0 = time.monotonic()
         p = subprocess.run(self.cmd(), capture_output=True, timeout=60)
         self.unkilled_times.append(time.monotonic() - t0)
         self.unkilled += 1
-        self.finished(p.returncode, p.stdout, p.stderr, "un-killed")
+        return self.finished(p.returncode, p.stdout, p.stderr, "un-killed")
+
+    def delay(self):
+        if self.focus and self.rng.random() < self.focus_share:
+            return self.rng.uniform(*self.focus) / 1000
+        return self.rng.uniform(0, self.window_ms) / 1000
 
     def killed_mint(self):
-        delay = self.rng.uniform(0, self.window_ms) / 1000
+        delay = self.delay()
         p = subprocess.Popen(self.cmd(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         time.sleep(delay)
         p.send_signal(signal.SIGKILL)      # no-op if it already exited (Popen polls first)
         out, err = p.communicate(timeout=60)
-        if p.returncode == -signal.SIGKILL:
-            self.kills += 1
-            n = self.collect(out, "killed", killed=True)
-            self.outcomes["killed_after_print" if n else "killed_silent"] += 1
-        else:
+        if p.returncode != -signal.SIGKILL:
             self.outcomes["missed"] += 1
             self.finished(p.returncode, out, err, "finished before the kill")
+            return
+        self.kills += 1
+        n = self.collect(out, "killed", killed=True)
+        self.outcomes["printed" if n else "silent"] += 1
+        if not self.probe:
+            return
+        # Where did the kill land? The counter tells commit or not.
+        c = self.counter()
+        delta = c - self.expected
+        self.expected = c
+        if delta < 0:
+            self.problems.append(f"kill #{self.kills}: the counter went back from {c - delta} to {c}")
+        elif n > delta:
+            self.problems.append(f"kill #{self.kills}: printed {n} token(s) but the counter rose by {delta} "
+                                 f"(a slot that can be handed out again)")
+        if delta > 0:
+            self.outcomes["after_output" if n else "after_commit_silent"] += 1
+            self.max_waste_per_kill = max(self.max_waste_per_kill, delta - n)
+        else:
+            self.outcomes["before_commit"] += 1
+        since = self.tokens_in_epoch(self.epoch)
+        if c < since:
+            self.problems.append(f"kill #{self.kills}: counter {c} < {since} tokens since the reset")
+
+    def at_limit(self):
+        return self.probe and self.expected >= self.limit
 
 
 def main():

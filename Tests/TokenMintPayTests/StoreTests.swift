@@ -1,0 +1,154 @@
+import Foundation
+import Testing
+import TokenMintCrypto
+import TokenMintStore
+
+func temporaryDirectory() throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("tokenmint-tests-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+func expectStore(_ code: StoreError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
+    do {
+        try body()
+        Issue.record("expected StoreError.\(code)", sourceLocation: sourceLocation)
+    } catch let error as StoreError {
+        if error.code != code { Issue.record("expected StoreError.\(code), got \(error)", sourceLocation: sourceLocation) }
+    } catch {
+        Issue.record("expected StoreError.\(code), got \(error)", sourceLocation: sourceLocation)
+    }
+}
+
+@Suite("SQLite store")
+struct StoreTests {
+    @Test("values, secrets and counters survive reopening; secrets are sealed on disk")
+    func roundTrip() throws {
+        let dir = try temporaryDirectory()
+        let path = dir + "/s.sqlite"
+        let secret = SecureBytes(Array("device-seed-0123456789abcdef0123".utf8))
+        do {
+            let store = try SQLiteStore(path: path, masterKey: .file(path: dir + "/master.key"))
+            try store.transaction { tx in
+                try tx.setValue("plain", [1, 2, 3])
+                try tx.setSecret("key", secret)
+                _ = try tx.increment("n", by: 5)
+            }
+        }
+        let attributes = try FileManager.default.attributesOfItem(atPath: dir + "/master.key")
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let raw = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(raw.range(of: Data("device-seed-0123456789abcdef0123".utf8)) == nil, "the secret is on disk in the clear")
+        let store = try SQLiteStore(path: path, masterKey: .file(path: dir + "/master.key", create: false))
+        let (plain, key, n, missing) = try store.transaction { tx in
+            (try tx.value("plain"), try tx.secret("key"), try tx.counter("n"), try tx.value("missing"))
+        }
+        #expect(plain == [1, 2, 3])
+        #expect(key == secret)
+        #expect(n == 5)
+        #expect(missing == nil)
+    }
+
+    @Test("a wrong master key is a typed error, never garbage")
+    func wrongMasterKey() throws {
+        let dir = try temporaryDirectory()
+        let path = dir + "/s.sqlite"
+        _ = try SQLiteStore(path: path, masterKey: .key(SecureBytes(randomCount: 32)))
+        expectStore(.wrongMasterKey) { _ = try SQLiteStore(path: path, masterKey: .key(SecureBytes(randomCount: 32))) }
+        expectStore(.masterKeyUnavailable) { _ = try SQLiteStore(path: path, masterKey: .key(SecureBytes(randomCount: 16))) }
+        expectStore(.masterKeyUnavailable) { _ = try SQLiteStore(path: path, masterKey: .environment(variable: "TOKENMINT_NO_SUCH_VARIABLE")) }
+        expectStore(.masterKeyUnavailable) { _ = try SQLiteStore(path: dir + "/t.sqlite", masterKey: .file(path: dir + "/none.key", create: false)) }
+    }
+
+    @Test("a passphrase-derived key (Argon2id) opens the store again, another does not")
+    func passphrase() throws {
+        let dir = try temporaryDirectory()
+        let path = dir + "/p.sqlite"
+        do {
+            let store = try SQLiteStore(path: path, masterKey: .passphrase("correct horse", cost: .minimum))
+            try store.transaction { tx in try tx.setSecret("s", SecureBytes([9, 9, 9])) }
+        }
+        let again = try SQLiteStore(path: path, masterKey: .passphrase("correct horse", cost: .minimum))
+        #expect(try again.transaction { tx in try tx.secret("s") } == SecureBytes([9, 9, 9]))
+        expectStore(.wrongMasterKey) { _ = try SQLiteStore(path: path, masterKey: .passphrase("wrong horse", cost: .minimum)) }
+    }
+
+    @Test("a failed transaction leaves nothing behind")
+    func rollback() throws {
+        let dir = try temporaryDirectory()
+        let store = try SQLiteStore(path: dir + "/r.sqlite", masterKey: .key(SecureBytes(randomCount: 32)))
+        struct Boom: Error {}
+        #expect(throws: Boom.self) {
+            try store.transaction { tx in
+                try tx.setValue("a", [1])
+                _ = try tx.increment("c", by: 1)
+                throw Boom()
+            }
+        }
+        let (a, c) = try store.transaction { tx in (try tx.value("a"), try tx.counter("c")) }
+        #expect(a == nil)
+        #expect(c == 0)
+    }
+
+    @Test("a file that is not a store, and a read-only store, give typed errors")
+    func corruptedAndReadOnly() throws {
+        let dir = try temporaryDirectory()
+        let bad = dir + "/bad.sqlite"
+        try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: bad))
+        expectStore(.corrupted) { _ = try SQLiteStore(path: bad, masterKey: .key(SecureBytes(randomCount: 32))) }
+        let key = SecureBytes(randomCount: 32)
+        let path = dir + "/ro.sqlite"
+        do {
+            let store = try SQLiteStore(path: path, masterKey: .key(key))
+            try store.transaction { tx in try tx.setValue("x", [1]) }
+        }
+        if getuid() != 0 {  // root ignores file modes
+            chmod(path, 0o400)
+            #expect(throws: StoreError.self) { _ = try SQLiteStore(path: path, masterKey: .key(key)) }
+        }
+    }
+
+    @Test("reset wipes secrets, values, counters and the ledger")
+    func reset() throws {
+        let dir = try temporaryDirectory()
+        let store = try SQLiteStore(path: dir + "/x.sqlite", masterKey: .key(SecureBytes(randomCount: 32)))
+        try store.transaction { tx in
+            try tx.setSecret("k", SecureBytes([1]))
+            try tx.setValue("v", [2])
+            try tx.setCounter("c", 7)
+        }
+        #expect(try store.recordOnce([1, 2, 3], expiresAt: 100))
+        try store.reset()
+        let (k, v, c) = try store.transaction { tx in (try tx.secret("k"), try tx.value("v"), try tx.counter("c")) }
+        #expect(k == nil)
+        #expect(v == nil)
+        #expect(c == 0)
+        #expect(try store.recordOnce([1, 2, 3], expiresAt: 100))
+    }
+
+    @Test("the ledger accepts an identifier once, also under concurrency; pruning frees it")
+    func ledger() async throws {
+        let dir = try temporaryDirectory()
+        let store = try SQLiteStore(path: dir + "/l.sqlite", masterKey: .key(SecureBytes(randomCount: 32)))
+        let accepted = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<16 { group.addTask { (try? store.recordOnce([7, 7, 7], expiresAt: 50)) == true ? 1 : 0 } }
+            return await group.reduce(0, +)
+        }
+        #expect(accepted == 1)
+        #expect(try store.prune(expiredBefore: 51) == 1)
+        #expect(try store.recordOnce([7, 7, 7], expiresAt: 50))
+        expectStore(.invalidArgument) { _ = try store.recordOnce([], expiresAt: 1) }
+    }
+
+    @Test("XChaCha20-Poly1305 seals bind the associated data")
+    func sealing() throws {
+        let key = SecureBytes(randomCount: 32)
+        let box = try XChaCha20Poly1305.seal([1, 2, 3], key: key, associatedData: Array("a".utf8))
+        #expect(box.count == 3 + XChaCha20Poly1305.overhead)
+        #expect(try XChaCha20Poly1305.open(box, key: key, associatedData: Array("a".utf8)) == SecureBytes([1, 2, 3]))
+        #expect(throws: CryptoError.self) { try XChaCha20Poly1305.open(box, key: key, associatedData: Array("b".utf8)) }
+        var tampered = box
+        tampered[30] ^= 1
+        #expect(throws: CryptoError.self) { try XChaCha20Poly1305.open(tampered, key: key, associatedData: Array("a".utf8)) }
+    }
+}
