@@ -67,7 +67,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintVectors",
-            dependencies: ["TokenMintCrypto", "TokenMintJOSE"],
+            dependencies: ["TokenMintCrypto", "TokenMintJOSE", "TokenMintAztec"],
             swiftSettings: strictSettings),
         .executableTarget(
             name: "tokenmint",

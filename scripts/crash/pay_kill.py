@@ -111,7 +111,9 @@ class Harness:
         self.unkilled = 0
         self.unkilled_times = []
         self.resets = []               # (epoch, counter before reset, tokens in epoch)
-        self.problems = []             # unexpected exits, counter anomalies, ...
+        self.problems = []             # unexpected exits and output
+        self.counter_problems = []     # what the probes after kills found wrong
+        self.flagged_epochs = set()
         self.fragments = 0             # partial last lines of killed processes, dropped
         self.kept_fragments = 0        # ... or kept because they were whole, valid tokens
         self.expected = 0              # counter implied by the last probe and the mints since
@@ -153,6 +155,9 @@ class Harness:
     def finished(self, rc, out, err, how):
         """Handle a mint that exited on its own. Returns its exit status."""
         if rc == 0:
+            if self.probe and self.expected >= self.limit:
+                self.problems.append(f"{how}: minted with the counter already at {self.expected} "
+                                     f"(limit {self.limit})")
             n = self.collect(out, how, killed=False)
             if n != 1:
                 self.problems.append(f"{how}: exit 0 with {n} token lines")
@@ -213,9 +218,9 @@ class Harness:
         delta = c - self.expected
         self.expected = c
         if delta < 0:
-            self.problems.append(f"kill #{self.kills}: the counter went back from {c - delta} to {c}")
+            self.counter_problems.append(f"kill #{self.kills}: the counter went back from {c - delta} to {c}")
         elif n > delta:
-            self.problems.append(f"kill #{self.kills}: printed {n} token(s) but the counter rose by {delta} "
+            self.counter_problems.append(f"kill #{self.kills}: printed {n} token(s) but the counter rose by {delta} "
                                  f"(a slot that can be handed out again)")
         if delta > 0:
             self.outcomes["after_output" if n else "after_commit_silent"] += 1
@@ -223,8 +228,9 @@ class Harness:
         else:
             self.outcomes["before_commit"] += 1
         since = self.tokens_in_epoch(self.epoch)
-        if c < since:
-            self.problems.append(f"kill #{self.kills}: counter {c} < {since} tokens since the reset")
+        if c < since and self.epoch not in self.flagged_epochs:
+            self.flagged_epochs.add(self.epoch)
+            self.counter_problems.append(f"kill #{self.kills}: counter {c} < {since} tokens since the reset")
 
     def at_limit(self):
         return self.probe and self.expected >= self.limit
@@ -236,6 +242,12 @@ def main():
     ap.add_argument("--limit", type=int, default=40, help="offline token limit (default 40)")
     ap.add_argument("--max-delay-ms", type=float,
                     help="kill delay window W in ms (default: 60, or 1.25x an un-killed mint if longer)")
+    ap.add_argument("--late-share", type=float, default=0.5,
+                    help="share of kills aimed at the end of a mint's run, where it commits and prints "
+                         "(default 0.5; 0 = every delay uniform in [0, W])")
+    ap.add_argument("--no-probe", action="store_true",
+                    help="do not read the counter (pay status) after each kill; faster, but the kills "
+                         "are not sorted into before/after the commit")
     ap.add_argument("--unkilled-every", type=int, default=5,
                     help="on average one un-killed mint per this many kills (default 5)")
     ap.add_argument("--seed", type=int, help="random seed (default: random, printed)")
@@ -272,7 +284,7 @@ def run(store, args, rng):
     enrolment = parse_enrolment(tm_ok("pay", "enrol", "--store", store))
     tm_ok("pay", "push", "--store", store, PUSH)
 
-    h = Harness(store, limit, enrolment["public_key"], rng, 60.0)
+    h = Harness(store, limit, enrolment["public_key"], rng, probe=not args.no_probe)
     t_start = time.time()
     mono_start = time.monotonic()
 
@@ -281,7 +293,11 @@ def run(store, args, rng):
         h.unkilled_mint()
     typical_ms = 1000 * statistics.median(h.unkilled_times)
     h.window_ms = args.max_delay_ms if args.max_delay_ms is not None else max(60.0, 1.25 * typical_ms)
-    print(f"# an un-killed mint takes ~{typical_ms:.0f} ms; kill delay uniform in [0, {h.window_ms:.0f}] ms")
+    h.focus = (0.5 * min(typical_ms, h.window_ms), min(1.1 * typical_ms, h.window_ms))
+    h.focus_share = min(max(args.late_share, 0.0), 1.0)
+    print(f"# an un-killed mint takes ~{typical_ms:.0f} ms; kill delay uniform in [0, {h.window_ms:.0f}] ms"
+          + (f", or for {100 * h.focus_share:.0f}% of kills in [{h.focus[0]:.0f}, {h.focus[1]:.0f}] ms"
+             if h.focus_share else ""))
 
     attempts = 0
     max_attempts = 50 * args.kills
@@ -293,10 +309,10 @@ def run(store, args, rng):
         if attempts >= max_attempts:
             break
         attempts += 1
-        if rng.random() < 1.0 / max(1, args.unkilled_every):
-            h.unkilled_mint()
+        if h.at_limit() or rng.random() < 1.0 / max(1, args.unkilled_every):
+            h.unkilled_mint()      # at the limit this is the mint that must exit 3
         h.killed_mint()
-        if len(h.problems) > 50:
+        if len(h.problems) + len(h.counter_problems) > 50:
             break
 
     # One more mint that is left to finish: the store must still work.
@@ -327,10 +343,15 @@ def run(store, args, rng):
     wasted_before = sum(c - n for _, c, n in h.resets if isinstance(c, int))
     wasted_now = counter - since_reset if isinstance(counter, int) else None
 
+    o = h.outcomes
     print(f"kills landed:          {h.kills} of {attempts} kill attempts "
-          f"({h.outcomes['killed_silent']} before any output, "
-          f"{h.outcomes['killed_after_print']} after printing a token, "
-          f"{h.outcomes['missed']} finished before the kill)")
+          f"({o['silent']} before any output, {o['printed']} after printing a token; "
+          f"{o['missed']} more mints finished before the kill)")
+    if h.probe:
+        print(f"where they landed:     {o['before_commit']} before the commit, "
+              f"{o['after_commit_silent']} after the commit but before the token was out, "
+              f"{o['after_output']} after the token was out "
+              f"(by the counter; {h.probes} status probes)")
     print(f"un-killed mints:       {h.unkilled}")
     print(f"tokens collected:      {len(h.tokens)} "
           f"({sum(1 for _, how, _ in h.tokens if how.startswith('killed'))} from killed processes)")
@@ -350,6 +371,12 @@ def run(store, args, rng):
     record(not h.problems, "no unexpected mint exits or output",
            "; ".join(h.problems[:MAX_LISTED]) + (f" (+{len(h.problems) - MAX_LISTED} more)"
                                                  if len(h.problems) > MAX_LISTED else ""))
+
+    if h.probe:
+        cp = h.counter_problems
+        record(not cp, "the counter after every kill covers every token out",
+               f"{h.probes} probes" if not cp else "; ".join(cp[:MAX_LISTED])
+               + (f" (+{len(cp) - MAX_LISTED} more)" if len(cp) > MAX_LISTED else ""))
 
     bad, seqs = [], []
     for i, (epoch, how, tok) in enumerate(h.tokens):
