@@ -23,6 +23,8 @@ let package = Package(
                 .product(name: "TokenMintCrypto", package: "TokenMint"),
                 .product(name: "TokenMintJOSE", package: "TokenMint"),
                 .product(name: "TokenMintAztec", package: "TokenMint"),
+                .product(name: "TokenMintStore", package: "TokenMint"),
+                .product(name: "TokenMintPay", package: "TokenMint"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -186,10 +186,20 @@ public enum AztecEncoder {
         let stride = 144  // encoded_data[200][144]
         let rowWords = (size + 63) / 64
         var bits = [UInt64](repeating: 0, count: rowWords * size)
-        for row in 0..<size {
-            let line = data + row * stride
-            for column in 0..<size where line[column >> 3] >> UInt8(column & 7) & 1 == 1 {
-                bits[row * rowWords + column >> 6] |= 1 << UInt64(column & 63)
+        // zint packs a row least-significant bit first, as TokenMint does: a row's
+        // 64-module words are little-endian reads of its bytes, masked to the side.
+        bits.withUnsafeMutableBufferPointer { out in
+            for row in 0..<size {
+                let line = data + row * stride
+                for word in 0..<rowWords {
+                    var value: UInt64 = 0
+                    let first = word * 8
+                    for byte in 0..<min(8, (size + 7) / 8 - first) {
+                        value |= UInt64(line[first + byte]) << UInt64(8 * byte)
+                    }
+                    let used = min(64, size - word * 64)
+                    out[row * rowWords + word] = used == 64 ? value : value & ((1 << UInt64(used)) - 1)
+                }
             }
         }
         let isDark = { (r: Int, c: Int) -> Bool in bits[r * rowWords + c >> 6] >> UInt64(c & 63) & 1 == 1 }

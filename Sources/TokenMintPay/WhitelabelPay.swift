@@ -48,6 +48,11 @@ public actor WhitelabelPay {
     private var monitor: Task<Void, Never>?
     private var monitorContinuation: AsyncStream<WhitelabelPayUpdate>.Continuation?
     private var currentToken: PaymentToken?
+    // Read-through caches of what only this instance writes (the quota
+    // counters are never cached: they are read inside each minting transaction).
+    private var cachedKey: Ed25519.PrivateKey?
+    private var cachedMeans: [PaymentMeans]?
+    private var cachedState: WhitelabelPayState?
 
     enum Name {
         static let state = "pay.state"
@@ -111,14 +116,18 @@ public actor WhitelabelPay {
     /// The enrolment state.
     public var state: WhitelabelPayState {
         get throws(WhitelabelPayError) {
-            try transaction { tx in
+            if let cachedState { return cachedState }
+            let state = try transaction { tx in
                 try tx.value(Name.state).flatMap { WhitelabelPayState(rawValue: String(decoding: $0, as: UTF8.self)) } ?? .inactive
             }
+            cachedState = state
+            return state
         }
     }
 
     func setState(_ state: WhitelabelPayState) throws(WhitelabelPayError) {
         try transaction { tx in try tx.setValue(Name.state, Array(state.rawValue.utf8)) }
+        cachedState = state
         monitorContinuation?.yield(.stateChanged(state))
         logger.info("state", metadata: ["state": "\(state.rawValue)"])
     }
@@ -170,10 +179,15 @@ public actor WhitelabelPay {
     }
 
     func deviceKey() throws(WhitelabelPayError) -> Ed25519.PrivateKey {
+        if let cachedKey { return cachedKey }
         guard let seed = try transaction({ tx in try tx.secret(Name.deviceKey) }) else {
             throw WhitelabelPayError(.deviceNotEnrolled, "no device key: call getEnrolmentToken() first")
         }
-        do { return try Ed25519.PrivateKey(rawRepresentation: seed.unsafeCopy) } catch {
+        do {
+            let key = try Ed25519.PrivateKey(rawRepresentation: seed.unsafeCopy)
+            cachedKey = key
+            return key
+        } catch {
             throw WhitelabelPayError(.deviceNotEnrolled, "the stored device key is unusable")
         }
     }
@@ -216,10 +230,13 @@ public actor WhitelabelPay {
 
     /// The payment means known to the device.
     public func paymentMeans() throws(WhitelabelPayError) -> [PaymentMeans] {
-        try transaction { tx in
-            guard let data = try tx.value(Name.means) else { return [] }
+        if let cachedMeans { return cachedMeans }
+        let list = try transaction { tx in
+            guard let data = try tx.value(Name.means) else { return [PaymentMeans]() }
             return (try? JSONDecoder().decode([PaymentMeans].self, from: Data(data))) ?? []
         }
+        cachedMeans = list
+        return list
     }
 
     /// The active payment means, if any.
@@ -253,6 +270,7 @@ public actor WhitelabelPay {
     func saveMeans(_ list: [PaymentMeans]) throws(WhitelabelPayError) {
         guard let data = try? JSONEncoder().encode(list) else { throw WhitelabelPayError(.storeFailure, "cannot encode payment means") }
         try transaction { tx in try tx.setValue(Name.means, Array(data)) }
+        cachedMeans = list
     }
 
     // MARK: Online and the offline quota
@@ -397,6 +415,9 @@ public actor WhitelabelPay {
     public func reset() throws(WhitelabelPayError) {
         stopMonitoringUpdates()
         currentToken = nil
+        cachedKey = nil
+        cachedMeans = nil
+        cachedState = nil
         do { try store.reset() } catch { throw WhitelabelPayError(.storeFailure, error.description) }
         logger.info("reset")
     }

@@ -22,6 +22,7 @@ enum Suite {
         groups += hmac()
         groups += try JWTSuite.groups()
         groups += try AztecSuite.groups()
+        groups += try PaySuite.groups()
         return groups
     }
 
