@@ -2,10 +2,16 @@ import ArgumentParser
 import Foundation
 import TokenMint
 
-struct Demo: ParsableCommand {
+struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "A short tour of what TokenMint does.")
 
-    func run() throws {
+    func run() async throws {
+        try signatureStep()
+        try jwtStep()
+        try await payStep()
+    }
+
+    func signatureStep() throws {
         print("TokenMint \(TokenMintVersion.string): the signature core\n")
         let message = Array("02/demo-payment-token/1763776800".utf8)
         let tampered = message.dropLast() + [UInt8(ascii: "1")]
@@ -48,19 +54,52 @@ struct Demo: ParsableCommand {
             print("  \(error)")
         }
         print("\nbase64url of the Ed25519 public key: \(Base64URL.encode(ed.publicKey.rawRepresentation))")
-        try jwtStep()
-        try aztecStep()
     }
 
-    func aztecStep() throws {
-        let token = "02/5c2a8b0e-1d4f-4f8e-9a51-2b7c3d9e0f11/1763776800/"
-            + Base64URL.encode(SecureRandom.bytes(count: 64), padding: .padded)
-        let symbol = try AztecEncoder.encode(token: token)
-        print("\nAztec: a payment token as a cash-desk scanner sees it (\(symbol.summary))")
+    func payStep() async throws {
+        print("\nWhitelabelPay: enrol, mint online and offline, verify at the cash desk")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tokenmint-demo-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try SQLiteStore(path: directory + "/store.sqlite", masterKey: .file(path: directory + "/master.key"))
+        let configuration = try WhitelabelPayConfiguration(
+            tenantID: "0b6d5b8e-8c1b-4a0a-9f5e-3c2d1e0f9a8b", referenceID: UUID().uuidString.lowercased(), offlineTokenLimit: 3)
+        let sdk = try WhitelabelPay(configuration: configuration, store: store, backend: LocalBackend(clock: .system))
+        let enrolment = try await sdk.getEnrolmentToken()
+        print("  enrolment token: \(enrolment)")
+        print("  state: \(try await sdk.state.rawValue)")
+        try await sdk.handlePush(Array(#"{"aps":{},"yp-type":"enrolment-succeeded.v1"}"#.utf8))
+        try await sdk.addPaymentMeans("card-1")
+        print("  push enrolment-succeeded.v1 → state: \(try await sdk.state.rawValue), payment means card-1 active")
+        let online = try await sdk.getPaymentToken()
+        print("  online token:  \(online)")
+        try await sdk.markOffline()
+        print("  offline: \(try await sdk.availableOfflineTokensCount) tokens available")
+        var last = online
+        for _ in 0..<3 {
+            last = try await sdk.getPaymentToken()
+            print("  offline token: \(last)  (left: \(try await sdk.availableOfflineTokensCount))")
+        }
+        do {
+            _ = try await sdk.getPaymentToken()
+        } catch {
+            print("  fourth offline token: \(error.code.rawValue)")
+        }
+        try await sdk.markOnline()
+        print("  back online: \(try await sdk.availableOfflineTokensCount) offline tokens available again")
+        let verifier = PaymentTokenVerifier(ledger: InMemoryStore(), clock: .system)
+        let verified = try verifier.verify(last.description, enrolment: enrolment)
+        print("  cash desk: valid \(verified.isOffline ? "offline" : "online") token from \(enrolment.referenceID.prefix(8))…")
+        do {
+            _ = try verifier.verify(last.description, enrolment: enrolment)
+        } catch {
+            print("  cash desk, same token again: \(error.code.rawValue)")
+        }
+        let symbol = try AztecEncoder.encode(token: last.description)
+        print("\n  the token as the cash-desk scanner sees it (\(symbol.summary)):")
         print(symbol.terminalText(quietZone: 2), terminator: "")
-        let png = try symbol.png(scale: 4, quietZone: 4)
-        print("  the same symbol as a \(png.count)-byte PNG, or SVG / JSON with `tokenmint aztec --format …`")
     }
+
 
     func jwtStep() throws {
         print("\nJWT: an issuer mints an 8-claim token, a cash desk verifies it")
