@@ -17,9 +17,14 @@ more than L tokens, that the store still opens (`pay status`) and mints, and
 that its offlineMintedTokenCount is at least the number of tokens printed
 since the last reset: a crash may waste slots, never reuse them.
 
-The kill delay is uniform in [0, W] ms. W defaults to 60 ms, widened to 1.25x
-the measured run time of an un-killed mint if that is longer, so that kills
-land before, during and after the commit; --max-delay-ms sets W outright.
+Kill delays: half of them (--late-share) are uniform in [0, W] ms, W = 60 ms
+(or 1.25x the measured run time of an un-killed mint if that is longer;
+--max-delay-ms sets it outright). The other half aim at the last milliseconds
+of a run, where the commit, the output and the exit are: their target tracks
+the delay at which about 40% of the mints already finish. After every kill
+`pay status` reads the counter (--no-probe skips this), which sorts the kills
+into before the commit / after the commit but before the token was out / after
+the token was out, and catches a printed token whose slot was not counted.
 
 The CLI is taken from $TOKENMINT (default .build/debug/tokenmint). Prints the
 figures and ends with `N passed, M failed` (exit 1 if anything failed).
@@ -38,12 +43,15 @@ import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop"))
 from pay_verify import (EPOCH_SLACK, LIMIT_WORD, OFFLINE_LIMIT_EXIT,  # noqa: E402
-                        TokenError, parse_enrolment, parse_payment, verify_payment)
+                        TokenError, parse_enrolment, verify_payment)
 
 TOKENMINT = os.environ.get("TOKENMINT", ".build/debug/tokenmint")
 PUSH = '{"aps":{},"yp-type":"enrolment-succeeded.v1"}'
 MEANS_ID = "means-1"
 MAX_LISTED = 10
+LATE_MISS_RATE = 0.4     # late kills aim where this share of mints already finished
+LATE_STEP_MS = 2.0
+LATE_JITTER_MS = 2.0
 
 passed = failed = 0
 
@@ -101,8 +109,9 @@ class Harness:
         self.rng = rng
         self.probe = probe             # read the counter (pay status) after every kill
         self.window_ms = 60.0          # kill delay: uniform in [0, window_ms] ...
-        self.focus = None              # ... or, some of the time, uniform in this (lo, hi) ms
-        self.focus_share = 0.0
+        self.late_ms = None            # ... or, for late_share of kills, within +-LATE_JITTER_MS of
+        self.late_share = 0.0          #     late_ms, which tracks the end of a mint's run
+        self.late_kills = self.late_attempts = 0
         self.epoch = 0                 # online epoch (number of resets so far)
         self.tokens = []               # (epoch, how, token) in collection order
         self.kills = 0                 # SIGKILLs that landed on a running process
@@ -194,16 +203,29 @@ class Harness:
         return self.finished(p.returncode, p.stdout, p.stderr, "un-killed")
 
     def delay(self):
-        if self.focus and self.rng.random() < self.focus_share:
-            return self.rng.uniform(*self.focus) / 1000
-        return self.rng.uniform(0, self.window_ms) / 1000
+        """(seconds, late?) for the next kill."""
+        if self.late_ms is not None and self.rng.random() < self.late_share:
+            ms = self.late_ms + self.rng.uniform(-LATE_JITTER_MS, LATE_JITTER_MS)
+            return max(ms, 0.0) / 1000, True
+        return self.rng.uniform(0, self.window_ms) / 1000, False
+
+    def track_late(self, killed):
+        # Stochastic quantile tracking: late_ms settles where a share
+        # LATE_MISS_RATE of the mints finish before the kill, i.e. in the last
+        # milliseconds of a run, where the commit, the output and the exit are.
+        self.late_attempts += 1
+        self.late_kills += killed
+        step = LATE_STEP_MS * ((-(1 - LATE_MISS_RATE)) if not killed else LATE_MISS_RATE)
+        self.late_ms = min(max(self.late_ms + step, 1.0), 10 * self.window_ms)
 
     def killed_mint(self):
-        delay = self.delay()
+        delay, late = self.delay()
         p = subprocess.Popen(self.cmd(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         time.sleep(delay)
         p.send_signal(signal.SIGKILL)      # no-op if it already exited (Popen polls first)
         out, err = p.communicate(timeout=60)
+        if late:
+            self.track_late(p.returncode == -signal.SIGKILL)
         if p.returncode != -signal.SIGKILL:
             self.outcomes["missed"] += 1
             self.finished(p.returncode, out, err, "finished before the kill")
@@ -293,11 +315,10 @@ def run(store, args, rng):
         h.unkilled_mint()
     typical_ms = 1000 * statistics.median(h.unkilled_times)
     h.window_ms = args.max_delay_ms if args.max_delay_ms is not None else max(60.0, 1.25 * typical_ms)
-    h.focus = (0.5 * min(typical_ms, h.window_ms), min(1.1 * typical_ms, h.window_ms))
-    h.focus_share = min(max(args.late_share, 0.0), 1.0)
+    h.late_ms = 0.9 * typical_ms
+    h.late_share = min(max(args.late_share, 0.0), 1.0)
     print(f"# an un-killed mint takes ~{typical_ms:.0f} ms; kill delay uniform in [0, {h.window_ms:.0f}] ms"
-          + (f", or for {100 * h.focus_share:.0f}% of kills in [{h.focus[0]:.0f}, {h.focus[1]:.0f}] ms"
-             if h.focus_share else ""))
+          + (f", or for {100 * h.late_share:.0f}% of kills aimed at the end of a run" if h.late_share else ""))
 
     attempts = 0
     max_attempts = 50 * args.kills
@@ -352,6 +373,9 @@ def run(store, args, rng):
               f"{o['after_commit_silent']} after the commit but before the token was out, "
               f"{o['after_output']} after the token was out "
               f"(by the counter; {h.probes} status probes)")
+    if h.late_attempts:
+        print(f"late kills:            {h.late_kills} of {h.late_attempts} landed; "
+              f"the end of a run was tracked at ~{h.late_ms:.0f} ms after the start")
     print(f"un-killed mints:       {h.unkilled}")
     print(f"tokens collected:      {len(h.tokens)} "
           f"({sum(1 for _, how, _ in h.tokens if how.startswith('killed'))} from killed processes)")
