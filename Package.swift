@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "TokenMintAztec", targets: ["TokenMintAztec"]),
         .library(name: "TokenMintStore", targets: ["TokenMintStore"]),
         .library(name: "TokenMintPay", targets: ["TokenMintPay"]),
+        .library(name: "TokenMintCBOR", targets: ["TokenMintCBOR"]),
+        .library(name: "TokenMintWebAuthn", targets: ["TokenMintWebAuthn"]),
         .executable(name: "tokenmint", targets: ["tokenmint"]),
     ],
     dependencies: [
@@ -58,12 +60,19 @@ let package = Package(
             dependencies: ["TokenMintCrypto", "TokenMintStore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings),
         .target(
+            name: "TokenMintCBOR",
+            swiftSettings: strictSettings),
+        .target(
+            name: "TokenMintWebAuthn",
+            dependencies: ["TokenMintCrypto", "TokenMintCBOR", "TokenMintJOSE", "TokenMintStore"],
+            swiftSettings: strictSettings),
+        .target(
             name: "TokenMintAztec",
             dependencies: ["CZint", "CZlib"],
             swiftSettings: strictSettings),
         .target(
             name: "TokenMint",
-            dependencies: ["TokenMintCrypto", "TokenMintJOSE", "TokenMintAztec", "TokenMintStore", "TokenMintPay"],
+            dependencies: ["TokenMintCrypto", "TokenMintJOSE", "TokenMintAztec", "TokenMintStore", "TokenMintPay", "TokenMintCBOR", "TokenMintWebAuthn"],
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintVectors",
@@ -81,6 +90,14 @@ let package = Package(
         .testTarget(
             name: "TokenMintPayTests",
             dependencies: ["TokenMintPay", "TokenMintStore", "TokenMintCrypto"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "TokenMintCBORTests",
+            dependencies: ["TokenMintCBOR"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "TokenMintWebAuthnTests",
+            dependencies: ["TokenMintWebAuthn", "TokenMintCBOR", "TokenMintCrypto", "TokenMintStore"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "TokenMintAztecTests",

@@ -3,6 +3,8 @@
 @_exported public import TokenMintAztec
 @_exported public import TokenMintStore
 @_exported public import TokenMintPay
+@_exported public import TokenMintCBOR
+@_exported public import TokenMintWebAuthn
 
 /// TokenMint's version.
 public enum TokenMintVersion {

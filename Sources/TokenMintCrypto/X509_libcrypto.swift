@@ -1,0 +1,59 @@
+internal import CLibCrypto
+
+/// An X.509 certificate, parsed by OpenSSL: enough to check attestation
+/// statements (a signature made with the certificate's key, and a chain to
+/// trusted roots).
+public struct X509Certificate: Sendable {
+    final class Box: @unchecked Sendable {
+        let pointer: OpaquePointer
+        init(_ pointer: OpaquePointer) { self.pointer = pointer }
+        deinit { X509_free(pointer) }
+    }
+
+    let box: Box
+
+    /// Parses DER; all bytes must belong to the certificate.
+    public init(derRepresentation der: [UInt8]) throws(CryptoError) {
+        guard !der.isEmpty, der.count <= 64 * 1024 else { throw .invalidEncoding("certificate empty or larger than 64 KiB") }
+        var cursor: UnsafePointer<UInt8>? = nil
+        let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            cursor = buffer.baseAddress
+            let certificate = d2i_X509(nil, &cursor, buffer.count)
+            if let base = buffer.baseAddress, let end = cursor, end - base != buffer.count {
+                X509_free(certificate)
+                return nil
+            }
+            return certificate
+        }
+        guard let parsed else { throw OpenSSL.error(.invalidEncoding, "not a DER certificate (or trailing bytes)") }
+        box = Box(parsed)
+    }
+
+    /// Whether `signature` over `message` verifies with the certificate's
+    /// public key: ECDSA (DER) or RSA PKCS#1 v1.5 with `hash`, or Ed25519.
+    public func isValidSignature(_ signature: [UInt8], for message: [UInt8], hash: HashFunction) -> Bool {
+        guard let key = X509_get0_pubkey(box.pointer), EVP_PKEY_up_ref(key) == 1 else { return false }
+        let pkey = PKey(taking: key)
+        let isEdwards = pkey.typeName == "ED25519" || pkey.typeName == "ED448"
+        return signature.withUnsafeBytes { s in
+            message.withUnsafeBytes { m in pkey.verify(s, message: m, hash: isEdwards ? nil : hash) }
+        }
+    }
+
+    /// Whether the certificate chains to one of `roots`, optionally through
+    /// `intermediates`, under OpenSSL's path validation.
+    public func chains(to roots: [X509Certificate], through intermediates: [X509Certificate] = []) -> Bool {
+        guard !roots.isEmpty, let store = X509_STORE_new() else { return false }
+        defer { X509_STORE_free(store) }
+        for root in roots where X509_STORE_add_cert(store, root.box.pointer) != 1 { return false }
+        guard let context = X509_STORE_CTX_new() else { return false }
+        defer { X509_STORE_CTX_free(context) }
+        guard let untrusted = OPENSSL_sk_new_null() else { return false }
+        defer { OPENSSL_sk_free(untrusted) }
+        for certificate in intermediates { _ = OPENSSL_sk_push(untrusted, UnsafeRawPointer(certificate.box.pointer)) }
+        guard X509_STORE_CTX_init(context, store, box.pointer, untrusted) == 1 else { return false }
+        let result = X509_verify_cert(context)
+        OpenSSL.clearErrors()
+        return result == 1
+    }
+}

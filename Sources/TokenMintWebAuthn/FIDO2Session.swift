@@ -1,0 +1,337 @@
+public import TokenMintCrypto
+public import TokenMintCBOR
+public import TokenMintStore
+import Foundation
+
+/// A software FIDO2 authenticator with the shape of YubiKit's FIDO2 session:
+/// makeCredential, getAssertion, getNextAssertion, getInfo and reset, CTAP2
+/// semantics and status codes.
+///
+/// Every credential's private key is sealed in the store (resident or not):
+/// the signature counter has to be stored per credential anyway, so a record
+/// exists in either case, and keeping keys out of credential IDs means a
+/// leaked ID reveals nothing even to a future attacker who breaks a wrapping
+/// key. The counter is committed durably before a signature leaves; it never
+/// decreases (or stays 0 under the synced-passkey policy).
+public actor FIDO2Session {
+    /// What the host is asked to confirm.
+    public struct Request: Sendable {
+        /// "makeCredential" or "getAssertion".
+        public let operation: String
+        /// The RP ID.
+        public let rpID: String
+        /// The user name, when known.
+        public let userName: String?
+    }
+
+    /// How signature counters behave.
+    public enum SignCountPolicy: Sendable {
+        /// One counter per credential, incremented on every assertion.
+        case perCredential
+        /// Always 0, as synced passkeys report.
+        case alwaysZero
+    }
+
+    /// Options of makeCredential.
+    public struct MakeCredentialOptions: Sendable {
+        /// Resident (discoverable) credential.
+        public var residentKey: Bool
+        /// User verification requested.
+        public var userVerification: Bool
+        /// Options.
+        public init(residentKey: Bool = false, userVerification: Bool = false) {
+            self.residentKey = residentKey
+            self.userVerification = userVerification
+        }
+    }
+
+    /// Options of getAssertion.
+    public struct GetAssertionOptions: Sendable {
+        /// User presence requested (default true).
+        public var userPresence: Bool
+        /// User verification requested.
+        public var userVerification: Bool
+        /// Options.
+        public init(userPresence: Bool = true, userVerification: Bool = false) {
+            self.userPresence = userPresence
+            self.userVerification = userVerification
+        }
+    }
+
+    /// The attestation to produce.
+    public enum Attestation: String, Sendable {
+        /// `fmt: "none"`.
+        case none
+        /// `fmt: "packed"`, self attestation (signed by the credential key).
+        case packed
+    }
+
+    /// makeCredential's result, parsed.
+    public struct MakeCredentialResponse: Sendable {
+        /// The authenticator data.
+        public let authenticatorData: AuthenticatorData
+        /// "none" or "packed".
+        public let format: String
+        /// The attestation statement.
+        public let attestationStatement: CBOR
+        /// The WebAuthn attestation object.
+        public let attestationObject: AttestationObject
+        /// The new credential's ID.
+        public var credentialID: [UInt8] { authenticatorData.attestedCredential?.credentialID ?? [] }
+    }
+
+    /// getAssertion's result, parsed.
+    public struct GetAssertionResponse: Sendable {
+        /// The credential used.
+        public let credentialID: [UInt8]
+        /// The authenticator data.
+        public let authenticatorData: AuthenticatorData
+        /// The signature over authenticatorData ‖ clientDataHash.
+        public let signature: [UInt8]
+        /// The user handle (resident credentials).
+        public let userHandle: [UInt8]?
+        /// Credentials that matched (first response only).
+        public let numberOfCredentials: Int
+    }
+
+    /// getInfo's result.
+    public struct Info: Sendable {
+        /// Protocol versions.
+        public let versions: [String]
+        /// The AAGUID.
+        public let aaguid: [UInt8]
+        /// Options: rk, up, uv, plat.
+        public let options: [String: Bool]
+        /// Supported algorithms.
+        public let algorithms: [COSEAlgorithm]
+    }
+
+    let store: any KeyValueStore
+    /// The AAGUID.
+    public let aaguid: [UInt8]
+    let supportsUserVerification: Bool
+    let backupEligible: Bool
+    let backupState: Bool
+    let signCountPolicy: SignCountPolicy
+    let confirmPresence: @Sendable (Request) async -> Bool
+    let verifyUser: @Sendable (Request) async -> Bool
+    private var pending: [(id: [UInt8], hash: [UInt8])] = []
+    private var pendingRP = ""
+
+    /// A session over `store`. BE and BS are fixed for the authenticator's life.
+    public init(
+        store: any KeyValueStore, aaguid: [UInt8] = [UInt8](repeating: 0, count: 16), supportsUserVerification: Bool = false,
+        backupEligible: Bool = false, backupState: Bool = false, signCountPolicy: SignCountPolicy = .perCredential,
+        confirmPresence: @escaping @Sendable (Request) async -> Bool = { _ in true },
+        verifyUser: @escaping @Sendable (Request) async -> Bool = { _ in true }
+    ) throws(WebAuthnError) {
+        guard aaguid.count == 16 else { throw WebAuthnError(.invalidParameter, "an AAGUID is 16 bytes") }
+        guard backupEligible || !backupState else { throw WebAuthnError(.invalidParameter, "BS needs BE") }
+        self.store = store
+        self.aaguid = aaguid
+        self.supportsUserVerification = supportsUserVerification
+        self.backupEligible = backupEligible
+        self.backupState = backupState
+        self.signCountPolicy = signCountPolicy
+        self.confirmPresence = confirmPresence
+        self.verifyUser = verifyUser
+    }
+
+    /// getInfo.
+    public func getInfo() -> Info {
+        Info(versions: ["FIDO_2_0", "FIDO_2_1"], aaguid: aaguid,
+             options: ["rk": true, "up": true, "uv": supportsUserVerification, "plat": false],
+             algorithms: [.es256, .edDSA])
+    }
+
+    struct Record: Codable {
+        var rpID: String
+        var userID: [UInt8]
+        var userName: String
+        var algorithm: Int64
+        var resident: Bool
+    }
+
+    func storeCall<T>(_ body: (any StoreTransaction) throws -> T) throws(WebAuthnError) -> T {
+        do { return try store.transaction(body) } catch let error as WebAuthnError { throw error } catch {
+            throw WebAuthnError(.other, "the credential store failed: \(error)")
+        }
+    }
+
+    static func name(_ kind: String, _ id: [UInt8]) -> String { "fido2.\(kind).\(Base64URL.encode(id))" }
+    static func rpIndex(_ rpID: String) -> String { "fido2.rp.\(Base64URL.encode(HashFunction.sha256.hash(Array(rpID.utf8))))" }
+
+    /// makeCredential (CTAP2 authenticatorMakeCredential).
+    public func makeCredential(
+        clientDataHash: [UInt8], rp: (id: String, name: String?), user: (id: [UInt8], name: String, displayName: String?),
+        pubKeyCredParams: [COSEAlgorithm], excludeList: [[UInt8]] = [], options: MakeCredentialOptions = MakeCredentialOptions(),
+        attestation: Attestation = .none
+    ) async throws(WebAuthnError) -> MakeCredentialResponse {
+        guard clientDataHash.count == 32 else { throw WebAuthnError(.invalidParameter, "clientDataHash must be 32 bytes") }
+        guard !rp.id.isEmpty, rp.id.utf8.count <= 253, (1...64).contains(user.id.count), user.name.utf8.count <= 256 else {
+            throw WebAuthnError(.invalidParameter, "rp id, user id (1–64 bytes) or user name out of range")
+        }
+        guard let algorithm = pubKeyCredParams.first(where: { $0 == .es256 || $0 == .edDSA }) else {
+            throw WebAuthnError(.unsupportedAlgorithm, "only ES256 and EdDSA credentials are made")
+        }
+        if options.userVerification && !supportsUserVerification {
+            throw WebAuthnError(.unsupportedOption, "this authenticator has no user verification")
+        }
+        let request = Request(operation: "makeCredential", rpID: rp.id, userName: user.name)
+        for id in excludeList where (try? storeCall({ tx in try tx.value(FIDO2Session.name("meta", id)) })).flatMap({ $0 }) != nil {
+            if let record = try? loadRecord(id), record.rpID == rp.id {
+                _ = await confirmPresence(request)
+                throw WebAuthnError(.credentialExcluded, "a credential in the exclude list is on this authenticator")
+            }
+        }
+        guard await confirmPresence(request) else { throw WebAuthnError(.operationDenied, "the user did not confirm presence") }
+        var verified = false
+        if options.userVerification {
+            guard await verifyUser(request) else { throw WebAuthnError(.operationDenied, "user verification failed") }
+            verified = true
+        }
+        let credentialID = SecureRandom.bytes(count: 32)
+        let seed = SecureBytes(randomCount: algorithm == .edDSA ? 32 : 32)
+        let publicKey: COSEKey
+        let signer: (UnsafeRawBufferPointer) throws(CryptoError) -> [UInt8]
+        do {
+            if algorithm == .edDSA {
+                let key = try Ed25519.PrivateKey(rawRepresentation: seed.unsafeCopy)
+                publicKey = COSEKey(key.publicKey)
+                signer = { (m) throws(CryptoError) in key.signature(for: m) }
+            } else {
+                let key = try ECDSA.PrivateKey(curve: .p256)
+                publicKey = try COSEKey(key.publicKey)
+                let scalar = try key.rawRepresentation
+                try storeCall { tx in try tx.setSecret(FIDO2Session.name("key", credentialID), scalar) }
+                signer = { (m) throws(CryptoError) in try key.signature(for: m).derRepresentation }
+            }
+        } catch let error as WebAuthnError { throw error } catch { throw WebAuthnError(.other, "key generation failed: \(error)") }
+        let record = Record(rpID: rp.id, userID: user.id, userName: user.name, algorithm: algorithm.rawValue, resident: options.residentKey)
+        guard let recordData = try? JSONEncoder().encode(record) else { throw WebAuthnError(.other, "cannot encode the credential record") }
+        try storeCall { tx in
+            if algorithm == .edDSA { try tx.setSecret(FIDO2Session.name("key", credentialID), seed) }
+            try tx.setValue(FIDO2Session.name("meta", credentialID), Array(recordData))
+            try tx.setCounter(FIDO2Session.name("count", credentialID), 0)
+            if options.residentKey {
+                let index = FIDO2Session.rpIndex(rp.id)
+                var ids = (try tx.value(index)).flatMap { try? JSONDecoder().decode([[UInt8]].self, from: Data($0)) } ?? []
+                ids.append(credentialID)
+                try tx.setValue(index, Array(try JSONEncoder().encode(ids)))
+            }
+        }
+        var flags: AuthenticatorData.Flags = [.userPresent]
+        if verified { flags.insert(.userVerified) }
+        if backupEligible { flags.insert(.backupEligible) }
+        if backupState { flags.insert(.backupState) }
+        let authData = AuthenticatorData(
+            rpID: rp.id, flags: flags, signCount: 0,
+            attestedCredential: .init(aaguid: aaguid, credentialID: credentialID, publicKey: publicKey))
+        let statement: CBOR
+        switch attestation {
+        case .none:
+            statement = .map([])
+        case .packed:
+            let signature: [UInt8]
+            do { signature = try (authData.bytes + clientDataHash).withUnsafeBytes { (m) throws(CryptoError) in try signer(m) } } catch {
+                throw WebAuthnError(.other, "attestation signing failed")
+            }
+            statement = .map([
+                CBORMapEntry(key: .text("alg"), value: .int(algorithm.rawValue)),
+                CBORMapEntry(key: .text("sig"), value: .bytes(signature)),
+            ])
+        }
+        let object = AttestationObject(format: attestation.rawValue, statement: statement, authenticatorData: authData)
+        return MakeCredentialResponse(authenticatorData: authData, format: attestation.rawValue, attestationStatement: statement,
+                                      attestationObject: object)
+    }
+
+    func loadRecord(_ id: [UInt8]) throws(WebAuthnError) -> Record? {
+        guard let data = try storeCall({ tx in try tx.value(FIDO2Session.name("meta", id)) }) else { return nil }
+        guard let record = try? JSONDecoder().decode(Record.self, from: Data(data)) else { throw WebAuthnError(.other, "damaged credential record") }
+        return record
+    }
+
+    /// getAssertion (CTAP2 authenticatorGetAssertion). With an empty allow
+    /// list, the RP's resident credentials are used (newest first).
+    public func getAssertion(
+        clientDataHash: [UInt8], rpID: String, allowList: [[UInt8]] = [], options: GetAssertionOptions = GetAssertionOptions()
+    ) async throws(WebAuthnError) -> GetAssertionResponse {
+        guard clientDataHash.count == 32 else { throw WebAuthnError(.invalidParameter, "clientDataHash must be 32 bytes") }
+        // uv:false is always accepted (YubiKit #46); uv:true needs UV support.
+        if options.userVerification && !supportsUserVerification {
+            throw WebAuthnError(.unsupportedOption, "this authenticator has no user verification")
+        }
+        var candidates: [[UInt8]] = []
+        if allowList.isEmpty {
+            let index = FIDO2Session.rpIndex(rpID)
+            let ids = try storeCall { tx in (try tx.value(index)).flatMap { try? JSONDecoder().decode([[UInt8]].self, from: Data($0)) } ?? [] }
+            candidates = ids.reversed()
+        } else {
+            for id in allowList where id.count <= 1023 {
+                if let record = try loadRecord(id), record.rpID == rpID { candidates.append(id) }
+            }
+        }
+        guard !candidates.isEmpty else { throw WebAuthnError(.noCredentials, "no credential for \(rpID)") }
+        let request = Request(operation: "getAssertion", rpID: rpID, userName: nil)
+        var flags: AuthenticatorData.Flags = []
+        if options.userPresence {
+            guard await confirmPresence(request) else { throw WebAuthnError(.operationDenied, "the user did not confirm presence") }
+            flags.insert(.userPresent)
+        }
+        if options.userVerification {
+            guard await verifyUser(request) else { throw WebAuthnError(.operationDenied, "user verification failed") }
+            flags.insert(.userVerified)
+        }
+        pending = candidates.dropFirst().map { (id: $0, hash: clientDataHash) }
+        pendingRP = rpID
+        return try await assert(candidates[0], clientDataHash: clientDataHash, rpID: rpID, flags: flags, count: candidates.count,
+                                discoverable: allowList.isEmpty)
+    }
+
+    var lastFlags: AuthenticatorData.Flags = [.userPresent]
+    var lastDiscoverable = false
+
+    /// getNextAssertion: the next resident credential of the last getAssertion.
+    public func getNextAssertion() async throws(WebAuthnError) -> GetAssertionResponse {
+        guard !pending.isEmpty else { throw WebAuthnError(.notAllowed, "no getAssertion is pending") }
+        let next = pending.removeFirst()
+        return try await assert(next.id, clientDataHash: next.hash, rpID: pendingRP, flags: lastFlags, count: 0, discoverable: lastDiscoverable)
+    }
+
+    func assert(_ id: [UInt8], clientDataHash: [UInt8], rpID: String, flags: AuthenticatorData.Flags, count: Int, discoverable: Bool)
+        async throws(WebAuthnError) -> GetAssertionResponse
+    {
+        lastFlags = flags
+        lastDiscoverable = discoverable
+        guard let record = try loadRecord(id) else { throw WebAuthnError(.invalidCredential, "the credential vanished") }
+        var allFlags = flags
+        if backupEligible { allFlags.insert(.backupEligible) }
+        if backupState { allFlags.insert(.backupState) }
+        // The counter is committed before the signature is made.
+        let (seed, counter) = try storeCall { tx -> (SecureBytes?, Int64) in
+            let seed = try tx.secret(FIDO2Session.name("key", id))
+            let counter = signCountPolicy == .alwaysZero ? 0 : try tx.increment(FIDO2Session.name("count", id), by: 1)
+            return (seed, counter)
+        }
+        guard let seed, counter <= Int64(UInt32.max) else { throw WebAuthnError(.invalidCredential, "credential key missing or counter exhausted") }
+        let authData = AuthenticatorData(rpID: rpID, flags: allFlags, signCount: UInt32(counter))
+        let message = authData.bytes + clientDataHash
+        let signature: [UInt8]
+        do {
+            if record.algorithm == COSEAlgorithm.edDSA.rawValue {
+                signature = try Ed25519.PrivateKey(rawRepresentation: seed.unsafeCopy).signature(for: message)
+            } else {
+                signature = try ECDSA.PrivateKey(rawRepresentation: seed.unsafeCopy, curve: .p256).signature(for: message).derRepresentation
+            }
+        } catch { throw WebAuthnError(.other, "signing failed") }
+        return GetAssertionResponse(credentialID: id, authenticatorData: authData, signature: signature,
+                                    userHandle: record.resident || discoverable ? record.userID : nil, numberOfCredentials: count)
+    }
+
+    /// Removes every credential.
+    public func reset() throws(WebAuthnError) {
+        do { try store.reset() } catch { throw WebAuthnError(.other, "reset failed: \(error)") }
+        pending = []
+    }
+}

@@ -1,0 +1,206 @@
+public import TokenMintCrypto
+public import TokenMintCBOR
+
+/// What a relying party accepts.
+public struct RelyingPartyPolicy: Sendable {
+    /// The RP ID ("example.org").
+    public var rpID: String
+    /// Origins accepted exactly ("https://example.org"); subdomains are not implied.
+    public var origins: Set<String>
+    /// Whether calls from cross-origin iframes are accepted.
+    public var allowCrossOrigin = false
+    /// Top-level origins accepted for cross-origin calls.
+    public var topOrigins: Set<String> = []
+    /// Whether UV must be set.
+    public var requireUserVerification = false
+    /// The credential algorithms accepted.
+    public var algorithms: Set<COSEAlgorithm> = Set(COSEAlgorithm.allCases)
+    /// Whether a signature counter that did not increase rejects the assertion
+    /// (true) or is reported in the result as a clone signal (false).
+    public var rejectSignCountRollback = true
+    /// Root certificates (DER) for packed attestation with x5c.
+    public var attestationRoots: [[UInt8]] = []
+
+    /// A policy for one RP ID and its origins.
+    public init(rpID: String, origins: Set<String>) {
+        self.rpID = rpID
+        self.origins = origins
+    }
+}
+
+/// A credential the RP registered.
+public struct RegisteredCredential: Sendable, Hashable {
+    /// The credential ID.
+    public let credentialID: [UInt8]
+    /// The public key.
+    public let publicKey: COSEKey
+    /// The signature counter at registration.
+    public let signCount: UInt32
+    /// Whether the credential may be backed up (BE), constant for its life.
+    public let backupEligible: Bool
+    /// Whether it was backed up at registration (BS).
+    public let backupState: Bool
+    /// Whether the user was verified at registration.
+    public let userVerified: Bool
+    /// The attestation format ("none" or "packed").
+    public let attestationFormat: String
+    /// The authenticator model (AAGUID).
+    public let aaguid: [UInt8]
+
+    /// A stored credential (for example, read back from the RP's database).
+    public init(credentialID: [UInt8], publicKey: COSEKey, signCount: UInt32, backupEligible: Bool, backupState: Bool,
+                userVerified: Bool, attestationFormat: String, aaguid: [UInt8]) {
+        self.credentialID = credentialID
+        self.publicKey = publicKey
+        self.signCount = signCount
+        self.backupEligible = backupEligible
+        self.backupState = backupState
+        self.userVerified = userVerified
+        self.attestationFormat = attestationFormat
+        self.aaguid = aaguid
+    }
+}
+
+/// The outcome of an assertion.
+public struct AssertionResult: Sendable, Hashable {
+    /// The new signature counter to store.
+    public let signCount: UInt32
+    /// Whether UV was set.
+    public let userVerified: Bool
+    /// BS at this assertion.
+    public let backupState: Bool
+    /// True when the counter did not increase and the policy only warns.
+    public let possibleClone: Bool
+}
+
+/// Verifies WebAuthn registrations and assertions (W3C WebAuthn L3 §7).
+///
+/// Strict on every point where common verifiers disagree: exact origins (no
+/// subdomains), the challenge compared in constant time, rpIdHash compared in
+/// constant time, UP required, reserved flags zero, AT only in registrations,
+/// ED exactly when extensions follow, BE=0/BS=1 refused, BE constant per
+/// credential, counters that do not increase refused (or reported), trailing
+/// bytes refused, non-canonical COSE keys refused, and hashes always over the
+/// clientDataJSON bytes received.
+public struct RelyingPartyVerifier: Sendable {
+    /// The policy.
+    public let policy: RelyingPartyPolicy
+
+    /// A verifier.
+    public init(policy: RelyingPartyPolicy) { self.policy = policy }
+
+    func checkClientData(_ bytes: [UInt8], type: String, challenge: [UInt8]) throws(WebAuthnError) -> CollectedClientData {
+        guard challenge.count >= 16 else { throw WebAuthnError(.challengeMismatch, "challenges must be at least 16 bytes") }
+        let data = try CollectedClientData(parsing: bytes)
+        guard data.type == type else { throw WebAuthnError(.invalidClientData, "type is \(data.type), expected \(type)") }
+        guard ConstantTime.equals(data.challenge, challenge) else { throw WebAuthnError(.challengeMismatch, "the challenge is not the one issued") }
+        guard policy.origins.contains(data.origin) else { throw WebAuthnError(.originMismatch, "origin \(data.origin) is not allowed") }
+        if data.crossOrigin {
+            guard policy.allowCrossOrigin else { throw WebAuthnError(.originMismatch, "cross-origin calls are not allowed") }
+        }
+        if let top = data.topOrigin {
+            guard data.crossOrigin, policy.allowCrossOrigin, policy.topOrigins.contains(top) else {
+                throw WebAuthnError(.originMismatch, "top origin \(top) is not allowed")
+            }
+        }
+        return data
+    }
+
+    func checkFlags(_ data: AuthenticatorData) throws(WebAuthnError) {
+        guard ConstantTime.equals(data.rpIDHash, HashFunction.sha256.hash(Array(policy.rpID.utf8))) else {
+            throw WebAuthnError(.rpIDMismatch, "rpIdHash is not SHA-256 of \(policy.rpID)")
+        }
+        guard data.flags.contains(.userPresent) else { throw WebAuthnError(.userNotPresent, "UP is not set") }
+        if policy.requireUserVerification, !data.flags.contains(.userVerified) {
+            throw WebAuthnError(.userNotPresent, "UV is required")
+        }
+        if data.flags.contains(.backupState), !data.flags.contains(.backupEligible) {
+            throw WebAuthnError(.invalidBackupFlags, "BS is set without BE")
+        }
+    }
+
+    /// Verifies a registration (attestation "none", or "packed" self or with x5c).
+    public func verifyRegistration(
+        clientDataJSON: [UInt8], attestationObject: [UInt8], challenge: [UInt8]
+    ) throws(WebAuthnError) -> RegisteredCredential {
+        _ = try checkClientData(clientDataJSON, type: "webauthn.create", challenge: challenge)
+        let object = try AttestationObject(parsing: attestationObject)
+        let data = object.authenticatorData
+        try checkFlags(data)
+        guard let credential = data.attestedCredential else {
+            throw WebAuthnError(.invalidAuthenticatorData, "a registration needs attested credential data (AT)")
+        }
+        guard policy.algorithms.contains(credential.publicKey.algorithm) else {
+            throw WebAuthnError(.unsupportedAlgorithm, "algorithm \(credential.publicKey.algorithm) is not accepted")
+        }
+        let signed = data.bytes + HashFunction.sha256.hash(clientDataJSON)
+        switch object.format {
+        case "none":
+            guard object.statement.mapValue?.isEmpty == true else { throw WebAuthnError(.invalidAttestation, "a none attestation has an empty attStmt") }
+        case "packed":
+            try verifyPacked(object.statement, signed: signed, credential: credential)
+        default:
+            throw WebAuthnError(.invalidAttestation, "attestation format \(object.format) is not supported")
+        }
+        return RegisteredCredential(
+            credentialID: credential.credentialID, publicKey: credential.publicKey, signCount: data.signCount,
+            backupEligible: data.flags.contains(.backupEligible), backupState: data.flags.contains(.backupState),
+            userVerified: data.flags.contains(.userVerified), attestationFormat: object.format, aaguid: credential.aaguid)
+    }
+
+    func verifyPacked(_ statement: CBOR, signed: [UInt8], credential: AuthenticatorData.AttestedCredential) throws(WebAuthnError) {
+        guard let entries = statement.mapValue, let alg = statement[.text("alg")]?.intValue,
+            let signature = statement[.text("sig")]?.bytesValue
+        else { throw WebAuthnError(.invalidAttestation, "packed attStmt needs alg and sig") }
+        if let chain = statement[.text("x5c")] {
+            guard entries.count == 3, let certificates = chain.arrayValue, let leafBytes = certificates.first?.bytesValue else {
+                throw WebAuthnError(.invalidAttestation, "x5c must be a non-empty array of certificates")
+            }
+            guard let leaf = try? X509Certificate(derRepresentation: leafBytes) else {
+                throw WebAuthnError(.invalidAttestation, "the attestation certificate does not parse")
+            }
+            guard let algorithm = COSEAlgorithm(rawValue: alg), leaf.isValidSignature(signature, for: signed, hash: algorithm.hash) else {
+                throw WebAuthnError(.invalidAttestation, "the packed attestation signature does not verify with its certificate")
+            }
+            let roots = policy.attestationRoots.compactMap { try? X509Certificate(derRepresentation: $0) }
+            let intermediates = certificates.dropFirst().compactMap { $0.bytesValue }.compactMap { try? X509Certificate(derRepresentation: $0) }
+            guard leaf.chains(to: roots, through: intermediates) else {
+                throw WebAuthnError(.invalidAttestation, "the attestation certificate does not chain to a trusted root")
+            }
+        } else {
+            guard entries.count == 2 else { throw WebAuthnError(.invalidAttestation, "packed self attestation is {alg, sig}") }
+            guard alg == credential.publicKey.algorithm.rawValue else {
+                throw WebAuthnError(.invalidAttestation, "self attestation alg differs from the credential's")
+            }
+            guard credential.publicKey.isValidSignature(signature, for: signed) else {
+                throw WebAuthnError(.invalidAttestation, "the self attestation signature does not verify")
+            }
+        }
+    }
+
+    /// Verifies an assertion against a registered credential and its stored counter.
+    public func verifyAssertion(
+        credential: RegisteredCredential, storedSignCount: UInt32, clientDataJSON: [UInt8], authenticatorData: [UInt8],
+        signature: [UInt8], challenge: [UInt8]
+    ) throws(WebAuthnError) -> AssertionResult {
+        _ = try checkClientData(clientDataJSON, type: "webauthn.get", challenge: challenge)
+        let data = try AuthenticatorData(parsing: authenticatorData)
+        guard data.attestedCredential == nil else { throw WebAuthnError(.invalidAuthenticatorData, "AT must not be set in an assertion") }
+        try checkFlags(data)
+        guard data.flags.contains(.backupEligible) == credential.backupEligible else {
+            throw WebAuthnError(.invalidBackupFlags, "BE changed since registration")
+        }
+        guard credential.publicKey.isValidSignature(signature, for: data.bytes + HashFunction.sha256.hash(clientDataJSON)) else {
+            throw WebAuthnError(.invalidSignature, "the assertion signature does not verify")
+        }
+        var clone = false
+        if data.signCount != 0 || storedSignCount != 0, data.signCount <= storedSignCount {
+            if policy.rejectSignCountRollback {
+                throw WebAuthnError(.signCountRollback, "signCount \(data.signCount) did not increase past \(storedSignCount)")
+            }
+            clone = true
+        }
+        return AssertionResult(signCount: data.signCount, userVerified: data.flags.contains(.userVerified),
+                               backupState: data.flags.contains(.backupState), possibleClone: clone)
+    }
+}
