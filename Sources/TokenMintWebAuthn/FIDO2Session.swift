@@ -116,6 +116,21 @@ public actor FIDO2Session {
     let confirmPresence: @Sendable (Request) async -> Bool
     let verifyUser: @Sendable (Request) async -> Bool
     private var pending: [(id: [UInt8], hash: [UInt8])] = []
+    /// Signing keys already opened (each open costs a key derivation); the
+    /// counters are never cached.
+    private var signers: [[UInt8]: Signer] = [:]
+
+    enum Signer {
+        case ed25519(Ed25519.PrivateKey)
+        case ecdsa(ECDSA.PrivateKey)
+
+        func sign(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
+            switch self {
+            case .ed25519(let key): return try key.signature(for: message)
+            case .ecdsa(let key): return try key.signature(for: message).derRepresentation
+            }
+        }
+    }
     private var pendingRP = ""
 
     /// A session over `store`. BE and BS are fixed for the authenticator's life.
@@ -246,9 +261,13 @@ public actor FIDO2Session {
                                       attestationObject: object)
     }
 
+    private var records: [[UInt8]: Record] = [:]
+
     func loadRecord(_ id: [UInt8]) throws(WebAuthnError) -> Record? {
+        if let cached = records[id] { return cached }
         guard let data = try storeCall({ tx in try tx.value(FIDO2Session.name("meta", id)) }) else { return nil }
         guard let record = try? JSONDecoder().decode(Record.self, from: Data(data)) else { throw WebAuthnError(.other, "damaged credential record") }
+        records[id] = record
         return record
     }
 
@@ -309,22 +328,28 @@ public actor FIDO2Session {
         if backupEligible { allFlags.insert(.backupEligible) }
         if backupState { allFlags.insert(.backupState) }
         // The counter is committed before the signature is made.
+        let cached = signers[id]
         let (seed, counter) = try storeCall { tx -> (SecureBytes?, Int64) in
-            let seed = try tx.secret(FIDO2Session.name("key", id))
+            let seed = cached == nil ? try tx.secret(FIDO2Session.name("key", id)) : nil
             let counter = signCountPolicy == .alwaysZero ? 0 : try tx.increment(FIDO2Session.name("count", id), by: 1)
             return (seed, counter)
         }
-        guard let seed, counter <= Int64(UInt32.max) else { throw WebAuthnError(.invalidCredential, "credential key missing or counter exhausted") }
+        guard counter <= Int64(UInt32.max) else { throw WebAuthnError(.invalidCredential, "the signature counter is exhausted") }
+        let signer: Signer
+        if let cached {
+            signer = cached
+        } else {
+            guard let seed else { throw WebAuthnError(.invalidCredential, "the credential key is missing") }
+            do {
+                signer = record.algorithm == COSEAlgorithm.edDSA.rawValue
+                    ? .ed25519(try Ed25519.PrivateKey(rawRepresentation: seed.unsafeCopy))
+                    : .ecdsa(try ECDSA.PrivateKey(rawRepresentation: seed.unsafeCopy, curve: .p256))
+            } catch { throw WebAuthnError(.other, "the credential key does not open") }
+            signers[id] = signer
+        }
         let authData = AuthenticatorData(rpID: rpID, flags: allFlags, signCount: UInt32(counter))
-        let message = authData.bytes + clientDataHash
         let signature: [UInt8]
-        do {
-            if record.algorithm == COSEAlgorithm.edDSA.rawValue {
-                signature = try Ed25519.PrivateKey(rawRepresentation: seed.unsafeCopy).signature(for: message)
-            } else {
-                signature = try ECDSA.PrivateKey(rawRepresentation: seed.unsafeCopy, curve: .p256).signature(for: message).derRepresentation
-            }
-        } catch { throw WebAuthnError(.other, "signing failed") }
+        do { signature = try signer.sign(authData.bytes + clientDataHash) } catch { throw WebAuthnError(.other, "signing failed") }
         return GetAssertionResponse(credentialID: id, authenticatorData: authData, signature: signature,
                                     userHandle: record.resident || discoverable ? record.userID : nil, numberOfCredentials: count)
     }
@@ -333,5 +358,7 @@ public actor FIDO2Session {
     public func reset() throws(WebAuthnError) {
         do { try store.reset() } catch { throw WebAuthnError(.other, "reset failed: \(error)") }
         pending = []
+        signers = [:]
+        records = [:]
     }
 }

@@ -591,10 +591,13 @@ def tm_json(*args):
         raise Fail(f"`tokenmint {' '.join(args[:2])}` printed no JSON: {p.stdout[:200]!r}")
 
 
+# base64url values can start with "-", which an argument parser takes for an
+# option: they are always passed as --name=value.
+
 def tm_register(store, challenge, alg="ES256", attestation="none", resident=False, uv=False,
-                user_id=b"\x75\x73\x65\x72\x2d\x30\x31", user_name="alice"):
+                user_id=b"user-01", user_name="alice"):
     args = ["fido2", "register", "--store", store, "--rp", RP_ID, "--origin", ORIGIN,
-            "--user-id", user_id.hex(), "--user-name", user_name, "--challenge", b64url(challenge),
+            "--user-id", user_id.hex(), "--user-name", user_name, f"--challenge={b64url(challenge)}",
             "--alg", alg, "--attestation", attestation]
     args += ["--resident"] if resident else []
     args += ["--uv"] if uv else []
@@ -603,8 +606,8 @@ def tm_register(store, challenge, alg="ES256", attestation="none", resident=Fals
 
 def tm_assert(store, challenge, credential=None, uv=False):
     args = ["fido2", "assert", "--store", store, "--rp", RP_ID, "--origin", ORIGIN,
-            "--challenge", b64url(challenge)]
-    args += ["--credential", credential] if credential else []
+            f"--challenge={b64url(challenge)}"]
+    args += [f"--credential={credential}"] if credential else []
     args += ["--uv"] if uv else []
     return tm_json(*args)
 
@@ -612,7 +615,7 @@ def tm_assert(store, challenge, credential=None, uv=False):
 def tm_verify(kind, store, cred, challenge, origin=ORIGIN, require_uv=False, inline=False):
     """kind: registration | assertion. Returns the CompletedProcess."""
     args = ["fido2", f"verify-{kind}", "--store", store, "--rp", RP_ID, "--origin", origin,
-            "--challenge", b64url(challenge)]
+            f"--challenge={b64url(challenge)}"]
     args += ["--require-uv"] if require_uv else []
     if inline:
         args.append(json.dumps(cred))
@@ -1028,12 +1031,12 @@ def c_assertions(ctx):
 
 def c_assertion_negative(ctx, label, asr, ch, require_uv):
     expect("last" in ctx, "no accepted assertions to compare with")
-    expect_refused(tm_verify("assertion", ctx["store"], asr, ch, require_uv=require_uv), label)
+    expect_refused(tm_verify("assertion", ctx["store"], asr, ch, require_uv=require_uv), "the assertion")
 
 
 def c_registration_negative(ctx, label, reg, ch, require_uv):
     expect("store" in ctx, "no RP store")
-    expect_refused(tm_verify("registration", ctx["store"], reg, ch, require_uv=require_uv), label)
+    expect_refused(tm_verify("registration", ctx["store"], reg, ch, require_uv=require_uv), "the registration")
 
 
 def c_refused_credential_unknown(ctx, authenticator):

@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+import TokenMintCBOR
+import TokenMintCrypto
+import TokenMintStore
+import TokenMintWebAuthn
+
+func expectCTAP(_ status: UInt8, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async {
+    do {
+        try await body()
+        Issue.record("expected CTAP2 status 0x\(String(status, radix: 16))", sourceLocation: sourceLocation)
+    } catch let error as WebAuthnError {
+        if error.ctapStatus != status { Issue.record("expected 0x\(String(status, radix: 16)), got \(error)", sourceLocation: sourceLocation) }
+    } catch {
+        Issue.record("expected 0x\(String(status, radix: 16)), got \(error)", sourceLocation: sourceLocation)
+    }
+}
+
+@Suite("FIDO2 software authenticator")
+struct FIDO2SessionTests {
+    static let rp = "example.org"
+    static let origin = "https://example.org"
+
+    static func clientData(_ type: String, _ challenge: [UInt8]) -> [UInt8] {
+        CollectedClientData(type: type, challenge: challenge, origin: origin).json
+    }
+
+    static var verifier: RelyingPartyVerifier { RelyingPartyVerifier(policy: RelyingPartyPolicy(rpID: rp, origins: [origin])) }
+
+    static func register(_ session: FIDO2Session, alg: COSEAlgorithm, attestation: FIDO2Session.Attestation = .none, resident: Bool = false,
+                         user: [UInt8] = [1, 2, 3]) async throws -> RegisteredCredential {
+        let challenge = SecureRandom.bytes(count: 32)
+        let json = clientData("webauthn.create", challenge)
+        let made = try await session.makeCredential(
+            clientDataHash: HashFunction.sha256.hash(json), rp: (rp, "Example"), user: (user, "alice", nil), pubKeyCredParams: [alg],
+            options: .init(residentKey: resident), attestation: attestation)
+        return try verifier.verifyRegistration(clientDataJSON: json, attestationObject: made.attestationObject.bytes, challenge: challenge)
+    }
+
+    @Test(arguments: [COSEAlgorithm.es256, .edDSA])
+    func registerAndAssert(alg: COSEAlgorithm) async throws {
+        let session = try FIDO2Session(store: InMemoryStore())
+        for attestation in [FIDO2Session.Attestation.none, .packed] {
+            let credential = try await Self.register(session, alg: alg, attestation: attestation)
+            #expect(credential.publicKey.algorithm == alg)
+            var stored = credential.signCount
+            for _ in 0..<3 {
+                let challenge = SecureRandom.bytes(count: 32)
+                let json = Self.clientData("webauthn.get", challenge)
+                let response = try await session.getAssertion(clientDataHash: HashFunction.sha256.hash(json), rpID: Self.rp,
+                                                              allowList: [credential.credentialID])
+                let result = try Self.verifier.verifyAssertion(
+                    credential: credential, storedSignCount: stored, clientDataJSON: json, authenticatorData: response.authenticatorData.bytes,
+                    signature: response.signature, challenge: challenge)
+                #expect(result.signCount == stored + 1)
+                stored = result.signCount
+                // A replay (same counter) is a clone signal.
+                #expect(throws: WebAuthnError.self) {
+                    try Self.verifier.verifyAssertion(credential: credential, storedSignCount: stored, clientDataJSON: json,
+                                                      authenticatorData: response.authenticatorData.bytes, signature: response.signature, challenge: challenge)
+                }
+            }
+        }
+    }
+
+    @Test("CTAP2 status codes: no credentials, unsupported UV, denied presence, excluded credential; uv:false accepted")
+    func statusCodes() async throws {
+        let session = try FIDO2Session(store: InMemoryStore())
+        let hash = [UInt8](repeating: 7, count: 32)
+        await expectCTAP(0x2E) { _ = try await session.getAssertion(clientDataHash: hash, rpID: Self.rp) }
+        await expectCTAP(0x2B) {
+            _ = try await session.makeCredential(clientDataHash: hash, rp: (Self.rp, nil), user: ([1], "a", nil), pubKeyCredParams: [.es256],
+                                                 options: .init(userVerification: true))
+        }
+        await expectCTAP(0x26) {
+            _ = try await session.makeCredential(clientDataHash: hash, rp: (Self.rp, nil), user: ([1], "a", nil), pubKeyCredParams: [.rs256])
+        }
+        let credential = try await Self.register(session, alg: .es256)
+        // uv:false on an authenticator without UV is fine (YubiKit #46).
+        _ = try await session.getAssertion(clientDataHash: hash, rpID: Self.rp, allowList: [credential.credentialID], options: .init(userVerification: false))
+        await expectCTAP(0x2B) {
+            _ = try await session.getAssertion(clientDataHash: hash, rpID: Self.rp, allowList: [credential.credentialID], options: .init(userVerification: true))
+        }
+        await expectCTAP(0x19) {
+            _ = try await session.makeCredential(clientDataHash: hash, rp: (Self.rp, nil), user: ([1], "a", nil), pubKeyCredParams: [.es256],
+                                                 excludeList: [credential.credentialID])
+        }
+        await expectCTAP(0x2E) { _ = try await session.getAssertion(clientDataHash: hash, rpID: "other.example", allowList: [credential.credentialID]) }
+        await expectCTAP(0x30) { _ = try await session.getNextAssertion() }
+        let denying = try FIDO2Session(store: InMemoryStore(), confirmPresence: { _ in false })
+        await expectCTAP(0x27) {
+            _ = try await denying.makeCredential(clientDataHash: hash, rp: (Self.rp, nil), user: ([1], "a", nil), pubKeyCredParams: [.es256])
+        }
+    }
+
+    @Test("resident credentials are discoverable, newest first, with getNextAssertion and user handles")
+    func residentCredentials() async throws {
+        let session = try FIDO2Session(store: InMemoryStore())
+        _ = try await Self.register(session, alg: .es256, resident: true, user: [1])
+        _ = try await Self.register(session, alg: .edDSA, resident: true, user: [2])
+        _ = try await Self.register(session, alg: .es256, resident: false, user: [3])
+        let first = try await session.getAssertion(clientDataHash: [UInt8](repeating: 1, count: 32), rpID: Self.rp)
+        #expect(first.numberOfCredentials == 2)
+        #expect(first.userHandle == [2])
+        let second = try await session.getNextAssertion()
+        #expect(second.userHandle == [1])
+        await expectCTAP(0x30) { _ = try await session.getNextAssertion() }
+    }
+
+    @Test("signCount is durable across sessions on the same store and never decreases; 'always 0' policy")
+    func durableCounter() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("fido2-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let key = SecureBytes(randomCount: 32)
+        let credential: RegisteredCredential
+        do {
+            let session = try FIDO2Session(store: try SQLiteStore(path: dir + "/a.sqlite", masterKey: .key(key)))
+            credential = try await Self.register(session, alg: .edDSA)
+            for _ in 0..<3 { _ = try await session.getAssertion(clientDataHash: [UInt8](repeating: 2, count: 32), rpID: Self.rp, allowList: [credential.credentialID]) }
+        }
+        let reopened = try FIDO2Session(store: try SQLiteStore(path: dir + "/a.sqlite", masterKey: .key(key)))
+        let next = try await reopened.getAssertion(clientDataHash: [UInt8](repeating: 2, count: 32), rpID: Self.rp, allowList: [credential.credentialID])
+        #expect(next.authenticatorData.signCount == 4)
+        let synced = try FIDO2Session(store: InMemoryStore(), backupEligible: true, backupState: true, signCountPolicy: .alwaysZero)
+        let passkey = try await Self.register(synced, alg: .es256)
+        #expect(passkey.backupEligible && passkey.backupState)
+        let a = try await synced.getAssertion(clientDataHash: [UInt8](repeating: 3, count: 32), rpID: Self.rp, allowList: [passkey.credentialID])
+        #expect(a.authenticatorData.signCount == 0)
+        #expect(throws: WebAuthnError.self) { _ = try FIDO2Session(store: InMemoryStore(), backupEligible: false, backupState: true) }
+    }
+
+    @Test("RP rules: subdomain origins, cross-origin, BE/BS, UV policy, AT in assertions, trailing bytes, short challenges")
+    func relyingPartyRules() async throws {
+        let session = try FIDO2Session(store: InMemoryStore())
+        let credential = try await Self.register(session, alg: .es256)
+        let challenge = SecureRandom.bytes(count: 32)
+        func assertion(origin: String = FIDO2SessionTests.origin, crossOrigin: Bool = false) async throws -> ([UInt8], FIDO2Session.GetAssertionResponse) {
+            let json = CollectedClientData(type: "webauthn.get", challenge: challenge, origin: origin, crossOrigin: crossOrigin).json
+            return (json, try await session.getAssertion(clientDataHash: HashFunction.sha256.hash(json), rpID: Self.rp, allowList: [credential.credentialID]))
+        }
+        func verify(_ json: [UInt8], _ data: [UInt8], _ sig: [UInt8], policy: RelyingPartyPolicy? = nil, challenge c: [UInt8]? = nil) throws {
+            _ = try RelyingPartyVerifier(policy: policy ?? Self.verifier.policy).verifyAssertion(
+                credential: credential, storedSignCount: 0, clientDataJSON: json, authenticatorData: data, signature: sig, challenge: c ?? challenge)
+        }
+        let (evilJSON, evil) = try await assertion(origin: "https://evil.example.org")
+        #expect(throws: WebAuthnError.self) { try verify(evilJSON, evil.authenticatorData.bytes, evil.signature) }
+        let (crossJSON, cross) = try await assertion(crossOrigin: true)
+        #expect(throws: WebAuthnError.self) { try verify(crossJSON, cross.authenticatorData.bytes, cross.signature) }
+        let (json, good) = try await assertion()
+        try verify(json, good.authenticatorData.bytes, good.signature)
+        var uvPolicy = Self.verifier.policy
+        uvPolicy.requireUserVerification = true
+        #expect(throws: WebAuthnError.self) { try verify(json, good.authenticatorData.bytes, good.signature, policy: uvPolicy) }
+        #expect(throws: WebAuthnError.self) { try verify(json, good.authenticatorData.bytes + [0], good.signature) }
+        #expect(throws: WebAuthnError.self) { try verify(json, good.authenticatorData.bytes, good.signature, challenge: Array(challenge.prefix(15))) }
+        var badFlags = good.authenticatorData.bytes
+        badFlags[32] |= 0x10  // BS without BE
+        #expect(throws: WebAuthnError.self) { try verify(json, badFlags, good.signature) }
+        var reserved = good.authenticatorData.bytes
+        reserved[32] |= 0x02
+        #expect(throws: WebAuthnError.self) { try verify(json, reserved, good.signature) }
+    }
+}
