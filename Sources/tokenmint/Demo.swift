@@ -9,6 +9,45 @@ struct Demo: AsyncParsableCommand {
         try signatureStep()
         try jwtStep()
         try await payStep()
+        try await passkeyStep()
+    }
+
+    func passkeyStep() async throws {
+        print("\nPasskey: a software FIDO2 authenticator registers and signs in, a strict RP verifies")
+        let session = try FIDO2Session(store: InMemoryStore(), supportsUserVerification: true)
+        var policy = RelyingPartyPolicy(rpID: "shop.example", origins: ["https://shop.example"])
+        policy.requireUserVerification = true
+        let verifier = RelyingPartyVerifier(policy: policy)
+        let challenge = SecureRandom.bytes(count: 32)
+        let create = CollectedClientData(type: "webauthn.create", challenge: challenge, origin: "https://shop.example").json
+        let made = try await session.makeCredential(
+            clientDataHash: HashFunction.sha256.hash(create), rp: ("shop.example", "Shop"), user: ([1, 2, 3, 4], "merchant", nil),
+            pubKeyCredParams: [.es256], options: .init(residentKey: true, userVerification: true), attestation: .packed)
+        let credential = try verifier.verifyRegistration(clientDataJSON: create, attestationObject: made.attestationObject.bytes, challenge: challenge)
+        print("  registered \(credential.publicKey.algorithm) credential \(Base64URL.encode(credential.credentialID).prefix(16))… (packed self attestation)")
+        var count = credential.signCount
+        for attempt in 1...2 {
+            let fresh = SecureRandom.bytes(count: 32)
+            let get = CollectedClientData(type: "webauthn.get", challenge: fresh, origin: "https://shop.example").json
+            let assertion = try await session.getAssertion(clientDataHash: HashFunction.sha256.hash(get), rpID: "shop.example",
+                                                           options: .init(userVerification: true))
+            let result = try verifier.verifyAssertion(credential: credential, storedSignCount: count, clientDataJSON: get,
+                                                      authenticatorData: assertion.authenticatorData.bytes, signature: assertion.signature, challenge: fresh)
+            count = result.signCount
+            print("  sign-in \(attempt): verified, signCount \(result.signCount), user verified \(result.userVerified)")
+            if attempt == 2 {
+                do {
+                    _ = try verifier.verifyAssertion(credential: credential, storedSignCount: count, clientDataJSON: get,
+                                                     authenticatorData: assertion.authenticatorData.bytes, signature: assertion.signature, challenge: fresh)
+                } catch { print("  the same assertion replayed: \(error.code)") }
+            }
+        }
+        let phishing = CollectedClientData(type: "webauthn.get", challenge: challenge, origin: "https://shop.example.evil.test").json
+        let phished = try await session.getAssertion(clientDataHash: HashFunction.sha256.hash(phishing), rpID: "shop.example")
+        do {
+            _ = try verifier.verifyAssertion(credential: credential, storedSignCount: count, clientDataJSON: phishing,
+                                             authenticatorData: phished.authenticatorData.bytes, signature: phished.signature, challenge: challenge)
+        } catch { print("  an assertion collected on another origin: \(error.code)") }
     }
 
     func signatureStep() throws {

@@ -1,0 +1,182 @@
+import ArgumentParser
+import Foundation
+import TokenMint
+
+struct FIDO2Command: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fido2", abstract: "A software FIDO2 authenticator and a WebAuthn relying-party verifier.",
+        discussion: "Authenticator state lives in fido2.sqlite and RP state in rp.sqlite in the --store folder. The CLI's authenticator treats the local user as present, and as verified when --uv is given.",
+        subcommands: [Register.self, Assert.self, VerifyRegistration.self, VerifyAssertion.self])
+
+    struct Common: ParsableArguments {
+        @OptionGroup var store: StoreOptions
+        @Option(help: "The RP ID, e.g. example.org.") var rp: String
+        @Option(help: "The origin, e.g. https://example.org.") var origin: String
+        @Option(help: "The challenge, base64url.") var challenge: String
+
+        func challengeBytes() throws -> [UInt8] {
+            let bytes = try Base64URL.decode(challenge, padding: .either)
+            guard bytes.count >= 16 else { throw ValidationError("challenges must be at least 16 bytes") }
+            return bytes
+        }
+
+        func session() throws -> FIDO2Session {
+            try FIDO2Session(store: try store.open("fido2.sqlite"), supportsUserVerification: true)
+        }
+    }
+
+    static func print(json object: [String: Any]) throws {
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        Swift.print(String(decoding: data, as: UTF8.self))
+    }
+
+    static func b64(_ bytes: [UInt8]) -> String { Base64URL.encode(bytes) }
+
+    struct Register: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Make a credential; prints the registration JSON (as toJSON()).")
+        @OptionGroup var common: Common
+        @Option(help: "The user handle, hex.") var userId: String
+        @Option(help: "The user name.") var userName: String
+        @Option(help: "ES256 or EdDSA.") var alg: String = "ES256"
+        @Option(help: "none or packed (self attestation).") var attestation: String = "none"
+        @Flag(help: "A discoverable (resident) credential.") var resident = false
+        @Flag(help: "Verify the user.") var uv = false
+
+        func run() async throws {
+            guard let algorithm: COSEAlgorithm = ["ES256": .es256, "EdDSA": .edDSA][alg] else { throw ValidationError("--alg must be ES256 or EdDSA") }
+            guard let format = FIDO2Session.Attestation(rawValue: attestation) else { throw ValidationError("--attestation must be none or packed") }
+            let clientData = CollectedClientData(type: "webauthn.create", challenge: try common.challengeBytes(), origin: common.origin).json
+            let made = try await common.session().makeCredential(
+                clientDataHash: HashFunction.sha256.hash(clientData), rp: (common.rp, common.rp), user: (try Hex.decode(userId), userName, userName),
+                pubKeyCredParams: [algorithm], options: .init(residentKey: resident, userVerification: uv), attestation: format)
+            let id = FIDO2Command.b64(made.credentialID)
+            try FIDO2Command.print(json: [
+                "id": id, "rawId": id, "type": "public-key", "authenticatorAttachment": "cross-platform", "clientExtensionResults": [String: Any](),
+                "response": [
+                    "clientDataJSON": FIDO2Command.b64(clientData), "attestationObject": FIDO2Command.b64(made.attestationObject.bytes),
+                    "transports": ["usb"],
+                ],
+            ])
+        }
+    }
+
+    struct Assert: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Get an assertion; prints the authentication JSON.")
+        @OptionGroup var common: Common
+        @Option(help: "The credential ID, base64url (default: a discoverable credential).") var credential: String?
+        @Flag(help: "Verify the user.") var uv = false
+
+        func run() async throws {
+            let clientData = CollectedClientData(type: "webauthn.get", challenge: try common.challengeBytes(), origin: common.origin).json
+            let allow = try credential.map { [try Base64URL.decode($0, padding: .either)] } ?? []
+            let response = try await common.session().getAssertion(
+                clientDataHash: HashFunction.sha256.hash(clientData), rpID: common.rp, allowList: allow, options: .init(userVerification: uv))
+            let id = FIDO2Command.b64(response.credentialID)
+            try FIDO2Command.print(json: [
+                "id": id, "rawId": id, "type": "public-key", "authenticatorAttachment": "cross-platform", "clientExtensionResults": [String: Any](),
+                "response": [
+                    "clientDataJSON": FIDO2Command.b64(clientData), "authenticatorData": FIDO2Command.b64(response.authenticatorData.bytes),
+                    "signature": FIDO2Command.b64(response.signature),
+                    "userHandle": response.userHandle.map { FIDO2Command.b64($0) as Any } ?? NSNull(),
+                ],
+            ])
+        }
+    }
+
+    struct Input: ParsableArguments {
+        @Option(name: .customLong("in"), help: "Read the JSON from FILE.") var input: String?
+        @Argument(help: "The JSON.") var json: String?
+        @Flag(help: "Require user verification.") var requireUv = false
+
+        func object() throws -> [String: Any] {
+            let data: Data
+            if let input { data = try readFile(input, limit: 1 << 20) } else if let json { data = Data(json.utf8) } else {
+                throw ValidationError("give the JSON or --in FILE")
+            }
+            guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else { throw CLIError(message: "not a JSON object", status: 1) }
+            return object
+        }
+    }
+
+    static func field(_ object: [String: Any], _ path: String...) throws -> [UInt8] {
+        var current: Any? = object
+        for key in path { current = (current as? [String: Any])?[key] }
+        guard let text = current as? String, let bytes = try? Base64URL.decode(text, padding: .either) else {
+            throw CLIError(message: "missing or malformed \(path.joined(separator: "."))", status: 1)
+        }
+        return bytes
+    }
+
+    static func verifier(_ common: Common, requireUV: Bool) -> RelyingPartyVerifier {
+        var policy = RelyingPartyPolicy(rpID: common.rp, origins: [common.origin])
+        policy.requireUserVerification = requireUV
+        return RelyingPartyVerifier(policy: policy)
+    }
+
+    struct VerifyRegistration: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "verify-registration", abstract: "RP side: verify a registration and record the credential; exit 1 with the reason.")
+        @OptionGroup var common: Common
+        @OptionGroup var input: Input
+
+        func run() async throws {
+            let object = try input.object()
+            do {
+                let credential = try FIDO2Command.verifier(common, requireUV: input.requireUv).verifyRegistration(
+                    clientDataJSON: try FIDO2Command.field(object, "response", "clientDataJSON"),
+                    attestationObject: try FIDO2Command.field(object, "response", "attestationObject"), challenge: try common.challengeBytes())
+                let record: [String: Any] = [
+                    "publicKey": FIDO2Command.b64(credential.publicKey.cbor), "signCount": Int(credential.signCount),
+                    "backupEligible": credential.backupEligible, "backupState": credential.backupState, "userVerified": credential.userVerified,
+                    "fmt": credential.attestationFormat, "aaguid": FIDO2Command.b64(credential.aaguid),
+                ]
+                let store = try common.store.open("rp.sqlite")
+                let data = try JSONSerialization.data(withJSONObject: record, options: [.sortedKeys])
+                try store.transaction { tx in try tx.setValue("rp.cred." + FIDO2Command.b64(credential.credentialID), Array(data)) }
+                try FIDO2Command.print(json: record.merging([
+                    "credentialId": FIDO2Command.b64(credential.credentialID), "alg": Int(credential.publicKey.algorithm.rawValue),
+                ]) { $1 })
+            } catch let error as WebAuthnError {
+                throw CLIError(message: "\(error)", status: 1)
+            }
+        }
+    }
+
+    struct VerifyAssertion: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "verify-assertion", abstract: "RP side: verify an assertion for a recorded credential; exit 1 with the reason.")
+        @OptionGroup var common: Common
+        @OptionGroup var input: Input
+
+        func run() async throws {
+            let object = try input.object()
+            let id = try FIDO2Command.field(object, "rawId")
+            let store = try common.store.open("rp.sqlite")
+            let name = "rp.cred." + FIDO2Command.b64(id)
+            guard let saved = try store.transaction({ tx in try tx.value(name) }),
+                var record = try JSONSerialization.jsonObject(with: Data(saved)) as? [String: Any],
+                let keyText = record["publicKey"] as? String, let stored = record["signCount"] as? Int
+            else { throw CLIError(message: "WebAuthnError.unknownCredential: the credential is not registered", status: 1) }
+            do {
+                let credential = RegisteredCredential(
+                    credentialID: id, publicKey: try COSEKey(cbor: try Base64URL.decode(keyText)), signCount: UInt32(stored),
+                    backupEligible: record["backupEligible"] as? Bool ?? false, backupState: record["backupState"] as? Bool ?? false,
+                    userVerified: record["userVerified"] as? Bool ?? false, attestationFormat: record["fmt"] as? String ?? "none", aaguid: [])
+                let result = try FIDO2Command.verifier(common, requireUV: input.requireUv).verifyAssertion(
+                    credential: credential, storedSignCount: UInt32(stored),
+                    clientDataJSON: try FIDO2Command.field(object, "response", "clientDataJSON"),
+                    authenticatorData: try FIDO2Command.field(object, "response", "authenticatorData"),
+                    signature: try FIDO2Command.field(object, "response", "signature"), challenge: try common.challengeBytes())
+                record["signCount"] = Int(result.signCount)
+                let data = try JSONSerialization.data(withJSONObject: record, options: [.sortedKeys])
+                try store.transaction { tx in try tx.setValue(name, Array(data)) }
+                try FIDO2Command.print(json: [
+                    "credentialId": FIDO2Command.b64(id), "signCount": Int(result.signCount), "userVerified": result.userVerified,
+                    "possibleClone": result.possibleClone,
+                ])
+            } catch let error as WebAuthnError {
+                throw CLIError(message: "\(error)", status: 1)
+            }
+        }
+    }
+}
