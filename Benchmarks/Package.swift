@@ -25,6 +25,7 @@ let package = Package(
                 .product(name: "TokenMintAztec", package: "TokenMint"),
                 .product(name: "TokenMintStore", package: "TokenMint"),
                 .product(name: "TokenMintPay", package: "TokenMint"),
+                .product(name: "TokenMintWebAuthn", package: "TokenMint"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -51,10 +51,15 @@ public struct AuthenticatorData: Sendable, Hashable {
 
     /// Builds authenticator data; AT and ED follow from the arguments.
     public init(rpID: String, flags: Flags, signCount: UInt32, attestedCredential: AttestedCredential? = nil, extensions: CBOR? = nil) {
+        self.init(rpIDHash: HashFunction.sha256.hash(Array(rpID.utf8)), flags: flags, signCount: signCount,
+                  attestedCredential: attestedCredential, extensions: extensions)
+    }
+
+    /// Builds authenticator data from a precomputed SHA-256 of the RP ID.
+    public init(rpIDHash hash: [UInt8], flags: Flags, signCount: UInt32, attestedCredential: AttestedCredential? = nil, extensions: CBOR? = nil) {
         var flags = flags.subtracting([.attestedCredentialData, .extensionData, .reserved])
         if attestedCredential != nil { flags.insert(.attestedCredentialData) }
         if extensions != nil { flags.insert(.extensionData) }
-        let hash = HashFunction.sha256.hash(Array(rpID.utf8))
         var bytes = hash
         bytes.append(flags.rawValue)
         bytes += [UInt8(signCount >> 24), UInt8(signCount >> 16 & 0xff), UInt8(signCount >> 8 & 0xff), UInt8(signCount & 0xff)]

@@ -262,6 +262,14 @@ public actor FIDO2Session {
     }
 
     private var records: [[UInt8]: Record] = [:]
+    private var rpHashes: [String: [UInt8]] = [:]
+
+    func rpIDHash(_ rpID: String) -> [UInt8] {
+        if let hash = rpHashes[rpID] { return hash }
+        let hash = HashFunction.sha256.hash(Array(rpID.utf8))
+        if rpHashes.count < 64 { rpHashes[rpID] = hash }
+        return hash
+    }
 
     func loadRecord(_ id: [UInt8]) throws(WebAuthnError) -> Record? {
         if let cached = records[id] { return cached }
@@ -347,7 +355,7 @@ public actor FIDO2Session {
             } catch { throw WebAuthnError(.other, "the credential key does not open") }
             signers[id] = signer
         }
-        let authData = AuthenticatorData(rpID: rpID, flags: allFlags, signCount: UInt32(counter))
+        let authData = AuthenticatorData(rpIDHash: rpIDHash(rpID), flags: allFlags, signCount: UInt32(counter))
         let signature: [UInt8]
         do { signature = try signer.sign(authData.bytes + clientDataHash) } catch { throw WebAuthnError(.other, "signing failed") }
         return GetAssertionResponse(credentialID: id, authenticatorData: authData, signature: signature,

@@ -23,6 +23,7 @@ enum Suite {
         groups += try JWTSuite.groups()
         groups += try AztecSuite.groups()
         groups += try PaySuite.groups()
+        groups += try FIDO2Suite.groups()
         return groups
     }
 
