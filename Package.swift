@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "TokenMintPay", targets: ["TokenMintPay"]),
         .library(name: "TokenMintCBOR", targets: ["TokenMintCBOR"]),
         .library(name: "TokenMintWebAuthn", targets: ["TokenMintWebAuthn"]),
+        .library(name: "TokenMintAuth", targets: ["TokenMintAuth"]),
         .executable(name: "tokenmint", targets: ["tokenmint"]),
     ],
     dependencies: [
@@ -67,12 +68,16 @@ let package = Package(
             dependencies: ["TokenMintCrypto", "TokenMintCBOR", "TokenMintJOSE", "TokenMintStore"],
             swiftSettings: strictSettings),
         .target(
+            name: "TokenMintAuth",
+            dependencies: ["TokenMintCrypto", "TokenMintJOSE", "TokenMintStore", "TokenMintWebAuthn"],
+            swiftSettings: strictSettings),
+        .target(
             name: "TokenMintAztec",
             dependencies: ["CZint", "CZlib"],
             swiftSettings: strictSettings),
         .target(
             name: "TokenMint",
-            dependencies: ["TokenMintCrypto", "TokenMintJOSE", "TokenMintAztec", "TokenMintStore", "TokenMintPay", "TokenMintCBOR", "TokenMintWebAuthn"],
+            dependencies: ["TokenMintCrypto", "TokenMintJOSE", "TokenMintAztec", "TokenMintStore", "TokenMintPay", "TokenMintCBOR", "TokenMintWebAuthn", "TokenMintAuth"],
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintVectors",
@@ -98,6 +103,10 @@ let package = Package(
         .testTarget(
             name: "TokenMintWebAuthnTests",
             dependencies: ["TokenMintWebAuthn", "TokenMintCBOR", "TokenMintCrypto", "TokenMintStore"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "TokenMintAuthTests",
+            dependencies: ["TokenMintAuth", "TokenMintWebAuthn", "TokenMintJOSE", "TokenMintStore", "TokenMintCrypto"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "TokenMintAztecTests",

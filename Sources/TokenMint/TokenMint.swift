@@ -5,6 +5,7 @@
 @_exported public import TokenMintPay
 @_exported public import TokenMintCBOR
 @_exported public import TokenMintWebAuthn
+@_exported public import TokenMintAuth
 
 /// TokenMint's version.
 public enum TokenMintVersion {

@@ -1,0 +1,231 @@
+public import TokenMintCrypto
+public import TokenMintJOSE
+public import TokenMintStore
+public import TokenMintWebAuthn
+public import Foundation
+
+/// An OAuth token as the SDK stores it.
+public struct OAuthToken: Sendable, Hashable, Codable {
+    /// The JWT access token (RFC 9068).
+    public let accessToken: String
+    /// The refresh token (account tokens only; elevated tokens have none).
+    public let refreshToken: String?
+    /// When the access token expires, seconds since the epoch.
+    public let expiresAt: Int64
+    /// Whether this is an elevated (step-up) token.
+    public let elevated: Bool
+    /// The account the token is for.
+    public let account: String
+}
+
+/// The server side: mints RFC 9068 access tokens, single-use rotating
+/// refresh tokens (stored hashed, reuse revokes the family), and elevated
+/// tokens after a FIDO2 assertion for the account verifies.
+public actor LocalTokenIssuer {
+    let store: any KeyValueStore
+    let signer: JWTSigner
+    /// The keys that verify this issuer's tokens.
+    public let verificationKeys: JWKSet
+    /// `iss`.
+    public let issuer: String
+    /// `aud` of access tokens.
+    public let audience: String
+    let clock: @Sendable () -> Int64
+    let accessLifetime: Int64
+    let refreshLifetime: Int64
+    let elevatedLifetime: Int64
+    let relyingParty: RelyingPartyVerifier
+
+    /// An issuer whose signing key (EdDSA) is created once and sealed in `store`.
+    public init(
+        store: any KeyValueStore, issuer: String, audience: String, relyingParty: RelyingPartyPolicy,
+        accessLifetime: Int64 = 600, refreshLifetime: Int64 = 30 * 86_400, elevatedLifetime: Int64 = 300,
+        clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
+    ) throws(AuthError) {
+        let seed: SecureBytes
+        do {
+            seed = try store.transaction { tx in
+                if let existing = try tx.secret("auth.signingKey") { return existing }
+                let fresh = SecureBytes(randomCount: 32)
+                try tx.setSecret("auth.signingKey", fresh)
+                return fresh
+            }
+        } catch { throw AuthError(.internalFailure, "cannot read the signing key: \(error)") }
+        do {
+            let key = try Ed25519.PrivateKey(rawRepresentation: seed.unsafeCopy)
+            var jwk = JWK(key, algorithm: .EdDSA)
+            jwk.keyID = jwk.thumbprint()
+            self.signer = try JWTSigner(key: jwk, type: "at+jwt")
+            self.verificationKeys = try JWKSet(keys: [jwk])
+        } catch { throw AuthError(.internalFailure, "cannot use the signing key: \(error)") }
+        self.store = store
+        self.issuer = issuer
+        self.audience = audience
+        self.clock = clock
+        self.accessLifetime = accessLifetime
+        self.refreshLifetime = refreshLifetime
+        self.elevatedLifetime = elevatedLifetime
+        self.relyingParty = RelyingPartyVerifier(policy: relyingParty)
+    }
+
+    func transaction<T>(_ body: (any StoreTransaction) throws -> T) throws(AuthError) -> T {
+        do { return try store.transaction(body) } catch let error as AuthError { throw error } catch {
+            throw AuthError(.internalFailure, "the store failed: \(error)")
+        }
+    }
+
+    static func hashName(_ token: String) -> String {
+        "auth.refresh." + Base64URL.encode(HashFunction.sha256.hash(Array(token.utf8)))
+    }
+
+    struct RefreshRecord: Codable {
+        var account: String
+        var clientID: String
+        var scopes: [String]
+        var family: String
+        var expiresAt: Int64
+        var used: Bool
+    }
+
+    func accessToken(account: String, clientID: String, scopes: [String], lifetime: Int64, extra: JSONObject = JSONObject()) throws(AuthError) -> (String, Int64) {
+        let now = clock()
+        var claims = JWTClaims.accessToken(issuer: issuer, subject: account, audience: [audience], clientID: clientID, scopes: scopes,
+                                           lifetime: lifetime, now: now, authorizedParty: clientID)
+        for member in extra { claims.additional.set(member.name, member.value) }
+        do { return (try signer.sign(claims), now + lifetime) } catch { throw AuthError(.internalFailure, "signing failed: \(error.code)") }
+    }
+
+    /// Issues an account token (access + refresh) for `account`.
+    public func issue(account: String, clientID: String, scopes: [String] = []) throws(AuthError) -> OAuthToken {
+        guard !account.isEmpty, account.utf8.count <= 128 else { throw AuthError(.notSignedIn, "no account") }
+        guard !clientID.isEmpty, clientID.utf8.count <= 128, clientID.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
+            throw AuthError(.clientIdInvalid, "client IDs are 1 to 128 visible ASCII characters")
+        }
+        return try newFamilyMember(account: account, clientID: clientID, scopes: scopes, family: Base64URL.encode(SecureRandom.bytes(count: 16)))
+    }
+
+    func newFamilyMember(account: String, clientID: String, scopes: [String], family: String) throws(AuthError) -> OAuthToken {
+        let (access, expiresAt) = try accessToken(account: account, clientID: clientID, scopes: scopes, lifetime: accessLifetime)
+        let refresh = Base64URL.encode(SecureRandom.bytes(count: 32))
+        let record = RefreshRecord(account: account, clientID: clientID, scopes: scopes, family: family, expiresAt: clock() + refreshLifetime, used: false)
+        guard let data = try? JSONEncoder().encode(record) else { throw AuthError(.internalFailure, "cannot encode") }
+        try transaction { tx in try tx.setValue(LocalTokenIssuer.hashName(refresh), Array(data)) }
+        return OAuthToken(accessToken: access, refreshToken: refresh, expiresAt: expiresAt, elevated: false, account: account)
+    }
+
+    /// Rotates a refresh token: the presented one is spent and a new pair
+    /// issued. Presenting a spent token revokes its whole family.
+    public func refresh(_ refreshToken: String) throws(AuthError) -> OAuthToken {
+        let name = LocalTokenIssuer.hashName(refreshToken)
+        let now = clock()
+        enum Outcome { case fresh(RefreshRecord), reused, revoked, expired, unknown }
+        // One transaction decides, and its writes (spending the token, or
+        // revoking the family on reuse) are committed before any error is thrown.
+        let outcome: Outcome = try transaction { tx in
+            guard let data = try tx.value(name), var record = try? JSONDecoder().decode(RefreshRecord.self, from: Data(data)) else {
+                return .unknown
+            }
+            if try tx.value("auth.revoked." + record.family) != nil { return .revoked }
+            if record.used {
+                try tx.setValue("auth.revoked." + record.family, [1])
+                return .reused
+            }
+            guard record.expiresAt > now else { return .expired }
+            record.used = true
+            try tx.setValue(name, [UInt8]((try? JSONEncoder().encode(record)) ?? Data()))
+            return .fresh(record)
+        }
+        let record: RefreshRecord
+        switch outcome {
+        case .fresh(let r): record = r
+        case .reused: throw AuthError(.refreshTokenReused, "a spent refresh token was presented again; its family is revoked")
+        case .revoked: throw AuthError(.refreshTokenInvalid, "the token's family was revoked")
+        case .expired: throw AuthError(.refreshTokenInvalid, "the refresh token expired")
+        case .unknown: throw AuthError(.refreshTokenInvalid, "unknown refresh token")
+        }
+        return try newFamilyMember(account: record.account, clientID: record.clientID, scopes: record.scopes, family: record.family)
+    }
+
+    // MARK: Step-up
+
+    /// Records a passkey for an account (after its registration verified).
+    public func registerPasskey(account: String, credential: RegisteredCredential) throws(AuthError) {
+        let record: [String: Any] = [
+            "account": account, "publicKey": Base64URL.encode(credential.publicKey.cbor), "signCount": Int(credential.signCount),
+            "backupEligible": credential.backupEligible,
+        ]
+        guard let data = try? JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]) else {
+            throw AuthError(.internalFailure, "cannot encode")
+        }
+        try transaction { tx in try tx.setValue("auth.passkey." + Base64URL.encode(credential.credentialID), Array(data)) }
+    }
+
+    /// A fresh step-up challenge for `account` (single use, 5 minutes).
+    public func elevationChallenge(account: String) throws(AuthError) -> [UInt8] {
+        let challenge = SecureRandom.bytes(count: 32)
+        let expires = clock() + 300
+        try transaction { tx in
+            try tx.setValue("auth.challenge." + Base64URL.encode(challenge), Array("\(account)|\(expires)".utf8))
+        }
+        return challenge
+    }
+
+    /// An elevated token: only after a FIDO2 assertion by a passkey of
+    /// `account`, over a challenge this issuer gave out for that account.
+    /// Carries `acr`/`amr` and the account; never refreshed.
+    public func elevate(
+        account: String, clientID: String, credentialID: [UInt8], clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8]
+    ) throws(AuthError) -> OAuthToken {
+        let client = try? CollectedClientData(parsing: clientDataJSON)
+        guard let challenge = client?.challenge else { throw AuthError(.assertionInvalid, "clientDataJSON is malformed") }
+        let now = clock()
+        // The challenge is consumed whatever happens next: a replay finds it gone.
+        let owner: String? = try transaction { tx in
+            let name = "auth.challenge." + Base64URL.encode(challenge)
+            guard let value = try tx.value(name) else { return nil }
+            try tx.remove(name)
+            let parts = String(decoding: value, as: UTF8.self).split(separator: "|")
+            guard parts.count == 2, let expires = Int64(parts[1]), expires > now else { return nil }
+            return String(parts[0])
+        }
+        guard let owner else { throw AuthError(.challengeInvalid, "the challenge was not issued, expired, or was used") }
+        guard owner == account else { throw AuthError(.wrongAccount, "the challenge was issued for another account") }
+        let passkeyName = "auth.passkey." + Base64URL.encode(credentialID)
+        guard let saved = try transaction({ tx in try tx.value(passkeyName) }),
+            let record = try? JSONSerialization.jsonObject(with: Data(saved)) as? [String: Any],
+            let keyText = record["publicKey"] as? String, let stored = record["signCount"] as? Int
+        else { throw AuthError(.wrongAccount, "unknown passkey") }
+        guard record["account"] as? String == account else { throw AuthError(.wrongAccount, "the passkey belongs to another account") }
+        let result: AssertionResult
+        do {
+            let key = try COSEKey(cbor: try Base64URL.decode(keyText))
+            let credential = RegisteredCredential(credentialID: credentialID, publicKey: key, signCount: UInt32(stored),
+                                                  backupEligible: record["backupEligible"] as? Bool ?? false, backupState: false,
+                                                  userVerified: false, attestationFormat: "", aaguid: [])
+            result = try relyingParty.verifyAssertion(credential: credential, storedSignCount: UInt32(stored), clientDataJSON: clientDataJSON,
+                                                      authenticatorData: authenticatorData, signature: signature, challenge: challenge)
+        } catch {
+            throw AuthError(.assertionInvalid, "the assertion does not verify: \(error)")
+        }
+        var updated = record
+        updated["signCount"] = Int(result.signCount)
+        if let data = try? JSONSerialization.data(withJSONObject: updated, options: [.sortedKeys]) {
+            try transaction { tx in try tx.setValue(passkeyName, [UInt8](data)) }
+        }
+        var extra = JSONObject()
+        extra.set("acr", "urn:tokenmint:acr:fido2")
+        extra.set("amr", .array(result.userVerified ? ["hwk", "user"] : ["hwk"]))
+        extra.set("account", .string(account))
+        let (access, expiresAt) = try accessToken(account: account, clientID: clientID, scopes: ["elevated"], lifetime: elevatedLifetime, extra: extra)
+        return OAuthToken(accessToken: access, refreshToken: nil, expiresAt: expiresAt, elevated: true, account: account)
+    }
+
+    /// Verifies an access token of this issuer (account or elevated).
+    public func verify(_ accessToken: String) throws(AuthError) -> VerifiedJWT {
+        var validation = JWTValidation.accessToken(issuer: issuer, audience: audience)
+        validation.clock = clock
+        do { return try JWTVerifier(keys: verificationKeys, validation: validation).verify(accessToken) } catch {
+            throw AuthError(.accessTokenInvalid, "\(error.code)")
+        }
+    }
+}

@@ -1,0 +1,160 @@
+public import TokenMintStore
+import TokenMintCrypto
+public import Foundation
+
+/// The iZettle SDK 3.0 provider shape.
+public protocol AuthorizationProvider: Sendable {
+    /// Signs an account in; the token is stored and kept refreshed.
+    func authorizeAccount() async throws -> OAuthToken
+    /// A step-up for `uuid`: an elevated token, stored, never refreshed.
+    func verifyAccount(uuid: UUID) async throws -> OAuthToken
+    /// Rotates an account token's refresh token.
+    func refresh(_ token: OAuthToken) async throws -> OAuthToken
+}
+
+/// The observable authorization state.
+public enum AuthState: Sendable, Hashable {
+    /// No account.
+    case signedOut
+    /// An account is signed in.
+    case authorized(account: String)
+    /// An elevated token is valid until the given time (seconds since the epoch).
+    case elevated(account: String, until: Int64)
+}
+
+/// Keeps the account token (sealed in the store) fresh, stores elevated
+/// tokens without refreshing them, publishes the state, and logs out.
+public actor TokenManager {
+    let provider: any AuthorizationProvider
+    let store: any KeyValueStore
+    let clock: @Sendable () -> Int64
+    /// Seconds before expiry at which the account token is refreshed.
+    public let refreshMargin: Int64
+    private var continuations: [UUID: AsyncStream<AuthState>.Continuation] = [:]
+    private var current: AuthState = .signedOut
+
+    /// A manager over a provider and a store.
+    public init(provider: any AuthorizationProvider, store: any KeyValueStore, refreshMargin: Int64 = 60,
+                clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
+        self.provider = provider
+        self.store = store
+        self.clock = clock
+        self.refreshMargin = refreshMargin
+    }
+
+    /// The state now.
+    public var state: AuthState { current }
+
+    /// A stream of states, starting with the current one.
+    public func states() -> AsyncStream<AuthState> {
+        let (stream, continuation) = AsyncStream<AuthState>.makeStream()
+        let id = UUID()
+        continuations[id] = continuation
+        continuation.yield(current)
+        continuation.onTermination = { [weak self] _ in Task { await self?.drop(id) } }
+        return stream
+    }
+
+    func drop(_ id: UUID) { continuations[id] = nil }
+
+    func publish(_ state: AuthState) {
+        current = state
+        for continuation in continuations.values { continuation.yield(state) }
+    }
+
+    func save(_ token: OAuthToken?, as name: String) throws(AuthError) {
+        do {
+            try store.transaction { tx in
+                if let token { try tx.setSecret(name, SecureBytes(try JSONEncoder().encode(token))) } else { try tx.remove(name) }
+            }
+        } catch { throw AuthError(.internalFailure, "the token store failed") }
+    }
+
+    func load(_ name: String) throws(AuthError) -> OAuthToken? {
+        do {
+            guard let sealed = try store.transaction({ tx in try tx.secret(name) }) else { return nil }
+            return try JSONDecoder().decode(OAuthToken.self, from: Data(sealed.unsafeCopy))
+        } catch { throw AuthError(.internalFailure, "the token store failed") }
+    }
+
+    /// Signs in through the provider.
+    public func signIn() async throws -> OAuthToken {
+        let token = try await provider.authorizeAccount()
+        try save(token, as: "auth.account")
+        publish(.authorized(account: token.account))
+        return token
+    }
+
+    /// The account token, refreshed first when it expires within the margin.
+    public func accountToken() async throws -> OAuthToken {
+        guard let token = try load("auth.account") else { throw AuthError(.notSignedIn, "no account is signed in") }
+        guard token.expiresAt - clock() <= refreshMargin else { return token }
+        let fresh = try await provider.refresh(token)
+        try save(fresh, as: "auth.account")
+        return fresh
+    }
+
+    /// A step-up: the elevated token is stored and never refreshed.
+    public func elevate(account uuid: UUID) async throws -> OAuthToken {
+        let token = try await provider.verifyAccount(uuid: uuid)
+        try save(token, as: "auth.elevated")
+        publish(.elevated(account: token.account, until: token.expiresAt))
+        return token
+    }
+
+    /// The elevated token while it is valid; nil after it expires.
+    public func elevatedToken() throws -> OAuthToken? {
+        guard let token = try load("auth.elevated"), token.expiresAt > clock() else { return nil }
+        return token
+    }
+
+    /// Logs out: both tokens are wiped.
+    public func logout() throws {
+        try save(nil, as: "auth.account")
+        try save(nil, as: "auth.elevated")
+        publish(.signedOut)
+    }
+}
+
+/// The default provider: a `LocalTokenIssuer` for the account, and a FIDO2
+/// step-up through a host-supplied assertion function (a software or
+/// hardware authenticator): a refund asks for a touch, not a password.
+public struct LocalAuthorizationProvider: AuthorizationProvider {
+    let issuer: LocalTokenIssuer
+    /// The account signed in.
+    public let account: String
+    /// The OAuth client.
+    public let clientID: String
+    /// Produces (credentialID, clientDataJSON, authenticatorData, signature) for a challenge.
+    let assert: @Sendable ([UInt8]) async throws -> (credentialID: [UInt8], clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8])
+
+    /// A provider.
+    public init(issuer: LocalTokenIssuer, account: String, clientID: String,
+                assert: @escaping @Sendable ([UInt8]) async throws -> (credentialID: [UInt8], clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8])) {
+        self.issuer = issuer
+        self.account = account
+        self.clientID = clientID
+        self.assert = assert
+    }
+
+    /// Issues an account token.
+    public func authorizeAccount() async throws -> OAuthToken {
+        try await issuer.issue(account: account, clientID: clientID, scopes: ["payments"])
+    }
+
+    /// Runs the FIDO2 step-up for `uuid`.
+    public func verifyAccount(uuid: UUID) async throws -> OAuthToken {
+        let accountID = uuid.uuidString.lowercased()
+        let challenge = try await issuer.elevationChallenge(account: accountID)
+        let assertion = try await assert(challenge)
+        return try await issuer.elevate(account: accountID, clientID: clientID, credentialID: assertion.credentialID,
+                                        clientDataJSON: assertion.clientDataJSON, authenticatorData: assertion.authenticatorData,
+                                        signature: assertion.signature)
+    }
+
+    /// Rotates the refresh token.
+    public func refresh(_ token: OAuthToken) async throws -> OAuthToken {
+        guard let refresh = token.refreshToken else { throw AuthError(.refreshTokenInvalid, "elevated tokens are not refreshed") }
+        return try await issuer.refresh(refresh)
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+import TokenMintAuth
+import TokenMintCrypto
+import TokenMintJOSE
+import TokenMintStore
+import TokenMintWebAuthn
+
+final class TestClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Int64 = 1_763_776_800
+    var now: Int64 { lock.withLock { value } }
+    func advance(_ s: Int64) { lock.withLock { value += s } }
+}
+
+func expectAuth(_ code: AuthError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async {
+    do {
+        try await body()
+        Issue.record("expected \(code)", sourceLocation: sourceLocation)
+    } catch let error as AuthError {
+        if error.code != code { Issue.record("expected \(code), got \(error)", sourceLocation: sourceLocation) }
+    } catch {
+        Issue.record("expected \(code), got \(error)", sourceLocation: sourceLocation)
+    }
+}
+
+@Suite("Authorization provider, step-up and user-token exchange")
+struct AuthTests {
+    static let rp = "pay.example"
+    static let origin = "https://pay.example"
+    static let accountA = UUID(uuidString: "0B6D5B8E-8C1B-4A0A-9F5E-3C2D1E0F9A8B")!
+    static let accountB = UUID(uuidString: "7F9E8D7C-6B5A-4C3D-9E2F-1A0B9C8D7E6F")!
+
+    struct Fixture {
+        let clock: TestClock
+        let issuer: LocalTokenIssuer
+        let session: FIDO2Session
+        let credentialA: [UInt8]
+        let credentialB: [UInt8]
+    }
+
+    static func fixture() async throws -> Fixture {
+        let clock = TestClock()
+        let issuer = try LocalTokenIssuer(store: InMemoryStore(), issuer: "https://auth.example", audience: "https://api.example",
+                                          relyingParty: RelyingPartyPolicy(rpID: rp, origins: [origin]), clock: { clock.now })
+        let session = try FIDO2Session(store: InMemoryStore())
+        var ids: [[UInt8]] = []
+        for account in [accountA, accountB] {
+            let challenge = SecureRandom.bytes(count: 32)
+            let json = CollectedClientData(type: "webauthn.create", challenge: challenge, origin: origin).json
+            let made = try await session.makeCredential(clientDataHash: HashFunction.sha256.hash(json), rp: (rp, nil),
+                                                        user: (Array(account.uuidString.utf8), account.uuidString, nil), pubKeyCredParams: [.es256])
+            let credential = try RelyingPartyVerifier(policy: RelyingPartyPolicy(rpID: rp, origins: [origin]))
+                .verifyRegistration(clientDataJSON: json, attestationObject: made.attestationObject.bytes, challenge: challenge)
+            try await issuer.registerPasskey(account: account.uuidString.lowercased(), credential: credential)
+            ids.append(credential.credentialID)
+        }
+        return Fixture(clock: clock, issuer: issuer, session: session, credentialA: ids[0], credentialB: ids[1])
+    }
+
+    static func assertion(_ f: Fixture, credential: [UInt8], challenge: [UInt8], origin: String = AuthTests.origin) async throws
+        -> (credentialID: [UInt8], clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8])
+    {
+        let json = CollectedClientData(type: "webauthn.get", challenge: challenge, origin: origin).json
+        let a = try await f.session.getAssertion(clientDataHash: HashFunction.sha256.hash(json), rpID: rp, allowList: [credential])
+        return (credential, json, a.authenticatorData.bytes, a.signature)
+    }
+
+    @Test("account tokens are RFC 9068 JWTs; refresh rotates; reuse revokes the family")
+    func refreshRotation() async throws {
+        let f = try await Self.fixture()
+        let account = Self.accountA.uuidString.lowercased()
+        let first = try await f.issuer.issue(account: account, clientID: "pos-app", scopes: ["payments"])
+        let verified = try await f.issuer.verify(first.accessToken)
+        #expect(verified.header.type == "at+jwt" && verified.claims.subject == account && verified.claims.clientID == "pos-app")
+        let second = try await f.issuer.refresh(try #require(first.refreshToken))
+        #expect(second.refreshToken != first.refreshToken)
+        let third = try await f.issuer.refresh(try #require(second.refreshToken))
+        // The spent token again: reuse detected and the family revoked, even for the newest token.
+        await expectAuth(.refreshTokenReused) { _ = try await f.issuer.refresh(try #require(second.refreshToken)) }
+        await expectAuth(.refreshTokenInvalid) { _ = try await f.issuer.refresh(try #require(third.refreshToken)) }
+        await expectAuth(.refreshTokenInvalid) { _ = try await f.issuer.refresh("not-a-token") }
+        await expectAuth(.clientIdInvalid) { _ = try await f.issuer.issue(account: account, clientID: "bad client") }
+    }
+
+    @Test("the token manager refreshes before expiry under a fake clock, stores elevated tokens unrefreshed, publishes states, logs out")
+    func tokenManager() async throws {
+        let f = try await Self.fixture()
+        let provider = LocalAuthorizationProvider(issuer: f.issuer, account: Self.accountA.uuidString.lowercased(), clientID: "pos-app") { challenge in
+            try await Self.assertion(f, credential: f.credentialA, challenge: challenge)
+        }
+        let manager = TokenManager(provider: provider, store: InMemoryStore(), refreshMargin: 60, clock: { f.clock.now })
+        let states = await manager.states()
+        var iterator = states.makeAsyncIterator()
+        #expect(await iterator.next() == .signedOut)
+        let signedIn = try await manager.signIn()
+        #expect(await iterator.next() == .authorized(account: signedIn.account))
+        #expect(try await manager.accountToken() == signedIn)  // 600 s left: no refresh
+        f.clock.advance(545)
+        let refreshed = try await manager.accountToken()  // 55 s left: refreshed
+        #expect(refreshed.refreshToken != signedIn.refreshToken && refreshed.expiresAt > signedIn.expiresAt)
+        let elevated = try await manager.elevate(account: Self.accountA)
+        #expect(elevated.elevated && elevated.refreshToken == nil)
+        #expect(await iterator.next() == .elevated(account: elevated.account, until: elevated.expiresAt))
+        let claims = try await f.issuer.verify(elevated.accessToken).claims
+        #expect(claims.additional["acr"] == "urn:tokenmint:acr:fido2" && claims.additional["account"] == .string(elevated.account))
+        await expectAuth(.refreshTokenInvalid) { _ = try await provider.refresh(elevated) }
+        f.clock.advance(301)
+        #expect(try await manager.elevatedToken() == nil)
+        try await manager.logout()
+        #expect(await iterator.next() == .signedOut)
+        await expectAuth(.notSignedIn) { _ = try await manager.accountToken() }
+    }
+
+    @Test("elevation is refused without a valid assertion, for a replay, for another account, on another origin")
+    func elevationRules() async throws {
+        let f = try await Self.fixture()
+        let a = Self.accountA.uuidString.lowercased()
+        let b = Self.accountB.uuidString.lowercased()
+        // Valid.
+        var challenge = try await f.issuer.elevationChallenge(account: a)
+        let good = try await Self.assertion(f, credential: f.credentialA, challenge: challenge)
+        _ = try await f.issuer.elevate(account: a, clientID: "pos", credentialID: good.credentialID, clientDataJSON: good.clientDataJSON,
+                                       authenticatorData: good.authenticatorData, signature: good.signature)
+        // Replay of the same assertion: the challenge is spent.
+        await expectAuth(.challengeInvalid) {
+            _ = try await f.issuer.elevate(account: a, clientID: "pos", credentialID: good.credentialID, clientDataJSON: good.clientDataJSON,
+                                           authenticatorData: good.authenticatorData, signature: good.signature)
+        }
+        // A bad signature.
+        challenge = try await f.issuer.elevationChallenge(account: a)
+        let bad = try await Self.assertion(f, credential: f.credentialA, challenge: challenge)
+        var signature = bad.signature
+        signature[signature.count - 3] ^= 1
+        await expectAuth(.assertionInvalid) {
+            _ = try await f.issuer.elevate(account: a, clientID: "pos", credentialID: bad.credentialID, clientDataJSON: bad.clientDataJSON,
+                                           authenticatorData: bad.authenticatorData, signature: signature)
+        }
+        // B's passkey for A's step-up.
+        challenge = try await f.issuer.elevationChallenge(account: a)
+        let other = try await Self.assertion(f, credential: f.credentialB, challenge: challenge)
+        await expectAuth(.wrongAccount) {
+            _ = try await f.issuer.elevate(account: a, clientID: "pos", credentialID: other.credentialID, clientDataJSON: other.clientDataJSON,
+                                           authenticatorData: other.authenticatorData, signature: other.signature)
+        }
+        // A challenge issued for B used to elevate A.
+        challenge = try await f.issuer.elevationChallenge(account: b)
+        let crossed = try await Self.assertion(f, credential: f.credentialA, challenge: challenge)
+        await expectAuth(.wrongAccount) {
+            _ = try await f.issuer.elevate(account: a, clientID: "pos", credentialID: crossed.credentialID, clientDataJSON: crossed.clientDataJSON,
+                                           authenticatorData: crossed.authenticatorData, signature: crossed.signature)
+        }
+        // A phishing origin.
+        challenge = try await f.issuer.elevationChallenge(account: a)
+        let phished = try await Self.assertion(f, credential: f.credentialA, challenge: challenge, origin: "https://pay.example.evil")
+        await expectAuth(.assertionInvalid) {
+            _ = try await f.issuer.elevate(account: a, clientID: "pos", credentialID: phished.credentialID, clientDataJSON: phished.clientDataJSON,
+                                           authenticatorData: phished.authenticatorData, signature: phished.signature)
+        }
+        // An expired challenge.
+        challenge = try await f.issuer.elevationChallenge(account: a)
+        let late = try await Self.assertion(f, credential: f.credentialA, challenge: challenge)
+        f.clock.advance(301)
+        await expectAuth(.challengeInvalid) {
+            _ = try await f.issuer.elevate(account: a, clientID: "pos", credentialID: late.credentialID, clientDataJSON: late.clientDataJSON,
+                                           authenticatorData: late.authenticatorData, signature: late.signature)
+        }
+    }
+
+    @Test("user-token exchange: service key checked, one user per token, revocation; no secret in errors")
+    func exchange() async throws {
+        let f = try await Self.fixture()
+        let account = Self.accountA.uuidString.lowercased()
+        let token = try await f.issuer.issue(account: account, clientID: "connect")
+        let keyBytes = SecureRandom.bytes(count: 32)
+        let issuer = f.issuer
+        let exchange = UserTokenExchange(serviceKey: try ServiceKey(keyBytes), store: InMemoryStore()) { access in
+            try await issuer.verify(access).claims.subject ?? ""
+        }
+        let json = try await exchange.exchange(userID: account, accessToken: token.accessToken, presentedServiceKey: keyBytes)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: String])
+        #expect(object["type"] == "user_token")
+        let userToken = UserToken(try #require(object["user_token"]))
+        #expect(try await exchange.user(for: userToken) == account)
+        var wrong = keyBytes
+        wrong[0] ^= 1
+        do {
+            _ = try await exchange.exchange(userID: account, accessToken: token.accessToken, presentedServiceKey: wrong)
+            Issue.record("a wrong service key was accepted")
+        } catch {
+            #expect((error as? AuthError)?.code == .serviceKeyInvalid)
+            #expect(!"\(error)".contains(Hex.encode(keyBytes)) && !"\(error)".contains(Base64URL.encode(keyBytes)))
+        }
+        await expectAuth(.accessTokenInvalid) {
+            _ = try await exchange.exchange(userID: Self.accountB.uuidString.lowercased(), accessToken: token.accessToken, presentedServiceKey: keyBytes)
+        }
+        try await exchange.revoke(userID: account)
+        await expectAuth(.userTokenInvalid) { _ = try await exchange.user(for: userToken) }
+        #expect("\(try ServiceKey(keyBytes))" == "ServiceKey(redacted)")
+        #expect(throws: AuthError.self) { _ = try ServiceKey([1, 2, 3]) }
+    }
+}
