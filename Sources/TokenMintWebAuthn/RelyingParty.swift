@@ -20,6 +20,9 @@ public struct RelyingPartyPolicy: Sendable {
     public var rejectSignCountRollback = true
     /// Root certificates (DER) for packed attestation with x5c.
     public var attestationRoots: [[UInt8]] = []
+    /// Called with the challenge once it matched: returns false when the
+    /// challenge was already used (the host keeps the single-use record).
+    public var consumeChallenge: (@Sendable ([UInt8]) -> Bool)?
 
     /// A policy for one RP ID and its origins.
     public init(rpID: String, origins: Set<String>) {
@@ -94,6 +97,9 @@ public struct RelyingPartyVerifier: Sendable {
         let data = try CollectedClientData(parsing: bytes)
         guard data.type == type else { throw WebAuthnError(.invalidClientData, "type is \(data.type), expected \(type)") }
         guard ConstantTime.equals(data.challenge, challenge) else { throw WebAuthnError(.challengeMismatch, "the challenge is not the one issued") }
+        if let consume = policy.consumeChallenge, !consume(challenge) {
+            throw WebAuthnError(.challengeMismatch, "the challenge was already used")
+        }
         guard policy.origins.contains(data.origin) else { throw WebAuthnError(.originMismatch, "origin \(data.origin) is not allowed") }
         if data.crossOrigin {
             guard policy.allowCrossOrigin else { throw WebAuthnError(.originMismatch, "cross-origin calls are not allowed") }

@@ -153,6 +153,17 @@ struct FIDO2SessionTests {
         #expect(throws: WebAuthnError.self) { try verify(json, good.authenticatorData.bytes, good.signature, policy: uvPolicy) }
         #expect(throws: WebAuthnError.self) { try verify(json, good.authenticatorData.bytes + [0], good.signature) }
         #expect(throws: WebAuthnError.self) { try verify(json, good.authenticatorData.bytes, good.signature, challenge: Array(challenge.prefix(15))) }
+        // Single-use challenges through the host's callback.
+        final class Used: @unchecked Sendable {
+            let lock = NSLock()
+            var seen: Set<[UInt8]> = []
+            func consume(_ c: [UInt8]) -> Bool { lock.withLock { seen.insert(c).inserted } }
+        }
+        let used = Used()
+        var once = Self.verifier.policy
+        once.consumeChallenge = { used.consume($0) }
+        try verify(json, good.authenticatorData.bytes, good.signature, policy: once)
+        #expect(throws: WebAuthnError.self) { try verify(json, good.authenticatorData.bytes, good.signature, policy: once) }
         var badFlags = good.authenticatorData.bytes
         badFlags[32] |= 0x10  // BS without BE
         #expect(throws: WebAuthnError.self) { try verify(json, badFlags, good.signature) }
