@@ -9,10 +9,37 @@ struct Demo: AsyncParsableCommand {
         try signatureStep()
         try jwtStep()
         try await payStep()
-        try await passkeyStep()
+        let (session, credential) = try await passkeyStep()
+        try await stepUpStep(session: session, credential: credential)
     }
 
-    func passkeyStep() async throws {
+    func stepUpStep(session: FIDO2Session, credential: RegisteredCredential) async throws {
+        print("\nStep-up: a refund asks for a touch, not a password")
+        let account = "6f1c2a8e-3b7d-4e5f-9a0b-1c2d3e4f5a6b"
+        var policy = RelyingPartyPolicy(rpID: "shop.example", origins: ["https://shop.example"])
+        policy.requireUserVerification = true
+        let issuer = try LocalTokenIssuer(store: InMemoryStore(), issuer: "https://auth.shop.example", audience: "https://api.shop.example",
+                                          relyingParty: policy)
+        let signedIn = try await issuer.issue(account: account, clientID: "pos-app", scopes: ["payments"])
+        print("  account token: \(signedIn.accessToken.prefix(24))… (at+jwt, 10 min) + refresh token")
+        try await issuer.registerPasskey(account: account, credential: credential)
+        let challenge = try await issuer.elevationChallenge(account: account)
+        let get = CollectedClientData(type: "webauthn.get", challenge: challenge, origin: "https://shop.example").json
+        let assertion = try await session.getAssertion(clientDataHash: HashFunction.sha256.hash(get), rpID: "shop.example",
+                                                       options: .init(userVerification: true))
+        let elevated = try await issuer.elevate(account: account, clientID: "pos-app", credentialID: credential.credentialID, clientDataJSON: get,
+                                          authenticatorData: assertion.authenticatorData.bytes, signature: assertion.signature)
+        let claims = try await issuer.verify(elevated.accessToken).claims
+        let amr = claims["amr"]?.arrayValue?.compactMap(\.stringValue).joined(separator: "+") ?? "-"
+        print("  the assertion verified: elevated token, scope \(claims.scopes.joined(separator: " ")), acr \(claims["acr"]?.stringValue ?? "-"), amr \(amr), "
+              + "\(elevated.expiresAt - (claims.issuedAt ?? 0)) s, no refresh token: \(elevated.refreshToken == nil)")
+        do {
+            _ = try await issuer.elevate(account: account, clientID: "pos-app", credentialID: credential.credentialID, clientDataJSON: get,
+                                   authenticatorData: assertion.authenticatorData.bytes, signature: assertion.signature)
+        } catch { print("  the same assertion again: \(error.code)") }
+    }
+
+    func passkeyStep() async throws -> (FIDO2Session, RegisteredCredential) {
         print("\nPasskey: a software FIDO2 authenticator registers and signs in, a strict RP verifies")
         let session = try FIDO2Session(store: InMemoryStore(), supportsUserVerification: true)
         var policy = RelyingPartyPolicy(rpID: "shop.example", origins: ["https://shop.example"])
@@ -48,6 +75,7 @@ struct Demo: AsyncParsableCommand {
             _ = try verifier.verifyAssertion(credential: credential, storedSignCount: count, clientDataJSON: phishing,
                                              authenticatorData: phished.authenticatorData.bytes, signature: phished.signature, challenge: challenge)
         } catch { print("  an assertion collected on another origin: \(error.code)") }
+        return (session, credential)
     }
 
     func signatureStep() throws {

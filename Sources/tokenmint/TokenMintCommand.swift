@@ -10,7 +10,7 @@ struct TokenMintCommand: AsyncParsableCommand {
         commandName: "tokenmint",
         abstract: "Mint and verify signatures and tokens with libsodium and OpenSSL.",
         version: TokenMintVersion.string,
-        subcommands: [Keygen.self, Pubkey.self, Sign.self, Verify.self, JWKCommand.self, JWTCommand.self, AztecCommand.self, PayCommand.self, FIDO2Command.self, Vectors.self, Demo.self])
+        subcommands: [Keygen.self, Pubkey.self, Sign.self, Verify.self, JWKCommand.self, JWTCommand.self, AztecCommand.self, PayCommand.self, FIDO2Command.self, AuthCommand.self, Vectors.self, Demo.self])
 
     static func main() async {
         do {
@@ -35,6 +35,9 @@ struct TokenMintCommand: AsyncParsableCommand {
         } catch let error as WhitelabelPayError {
             FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
             Foundation.exit(error.code == .offlineTokenLimitReached ? 3 : 2)
+        } catch let error as AuthError {
+            FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
+            Foundation.exit(2)
         } catch let error as WebAuthnError {
             FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
             Foundation.exit(2)
