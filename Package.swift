@@ -69,7 +69,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintAuth",
-            dependencies: ["TokenMintCrypto", "TokenMintJOSE", "TokenMintStore", "TokenMintWebAuthn"],
+            dependencies: ["TokenMintCrypto", "TokenMintJOSE", "TokenMintStore", "TokenMintWebAuthn", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintAztec",
@@ -106,7 +106,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "TokenMintAuthTests",
-            dependencies: ["TokenMintAuth", "TokenMintWebAuthn", "TokenMintJOSE", "TokenMintStore", "TokenMintCrypto"],
+            dependencies: ["TokenMintAuth", "TokenMintWebAuthn", "TokenMintJOSE", "TokenMintStore", "TokenMintCrypto", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings),
         .testTarget(
             name: "TokenMintAztecTests",

@@ -3,6 +3,7 @@ public import TokenMintJOSE
 public import TokenMintStore
 public import TokenMintWebAuthn
 public import Foundation
+public import Logging
 
 /// An OAuth token as the SDK stores it.
 public struct OAuthToken: Sendable, Hashable, Codable {
@@ -35,12 +36,18 @@ public actor LocalTokenIssuer {
     let refreshLifetime: Int64
     let elevatedLifetime: Int64
     let relyingParty: RelyingPartyVerifier
+    let logger: Logger
 
     /// An issuer whose signing key (EdDSA) is created once and sealed in `store`.
+    ///
+    /// `logger` receives one line per event (issued, rotated, reuse detected,
+    /// elevated, refused) with the account, client and `jti` as metadata; no
+    /// token, key or challenge is ever logged. By default nothing is logged.
     public init(
         store: any KeyValueStore, issuer: String, audience: String, relyingParty: RelyingPartyPolicy,
         accessLifetime: Int64 = 600, refreshLifetime: Int64 = 30 * 86_400, elevatedLifetime: Int64 = 300,
-        clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
+        clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) },
+        logger: Logger = Logger(label: "tokenmint.auth", factory: { _ in SwiftLogNoOpLogHandler() })
     ) throws(AuthError) {
         let seed: SecureBytes
         do {
@@ -66,6 +73,13 @@ public actor LocalTokenIssuer {
         self.refreshLifetime = refreshLifetime
         self.elevatedLifetime = elevatedLifetime
         self.relyingParty = RelyingPartyVerifier(policy: relyingParty)
+        self.logger = logger
+    }
+
+    /// Logs a refusal and returns the error to throw.
+    func refused(_ error: AuthError, _ metadata: Logger.Metadata = [:]) -> AuthError {
+        logger.warning("refused", metadata: metadata.merging(["code": "\(error.code)", "reason": "\(error.reason)"]) { a, _ in a })
+        return error
     }
 
     func transaction<T>(_ body: (any StoreTransaction) throws -> T) throws(AuthError) -> T {
@@ -92,6 +106,8 @@ public actor LocalTokenIssuer {
         var claims = JWTClaims.accessToken(issuer: issuer, subject: account, audience: [audience], clientID: clientID, scopes: scopes,
                                            lifetime: lifetime, now: now, authorizedParty: clientID)
         for member in extra { claims.additional.set(member.name, member.value) }
+        logger.info("access token", metadata: ["account": "\(account)", "client_id": "\(clientID)", "jti": "\(claims.jwtID ?? "")",
+                                               "scope": "\(scopes.joined(separator: " "))", "exp": "\(now + lifetime)"])
         do { return (try signer.sign(claims), now + lifetime) } catch { throw AuthError(.internalFailure, "signing failed: \(error.code)") }
     }
 
@@ -118,19 +134,19 @@ public actor LocalTokenIssuer {
     public func refresh(_ refreshToken: String) throws(AuthError) -> OAuthToken {
         let name = LocalTokenIssuer.hashName(refreshToken)
         let now = clock()
-        enum Outcome { case fresh(RefreshRecord), reused, revoked, expired, unknown }
+        enum Outcome { case fresh(RefreshRecord), reused(RefreshRecord), revoked(RefreshRecord), expired(RefreshRecord), unknown }
         // One transaction decides, and its writes (spending the token, or
         // revoking the family on reuse) are committed before any error is thrown.
         let outcome: Outcome = try transaction { tx in
             guard let data = try tx.value(name), var record = try? JSONDecoder().decode(RefreshRecord.self, from: Data(data)) else {
                 return .unknown
             }
-            if try tx.value("auth.revoked." + record.family) != nil { return .revoked }
+            if try tx.value("auth.revoked." + record.family) != nil { return .revoked(record) }
             if record.used {
                 try tx.setValue("auth.revoked." + record.family, [1])
-                return .reused
+                return .reused(record)
             }
-            guard record.expiresAt > now else { return .expired }
+            guard record.expiresAt > now else { return .expired(record) }
             record.used = true
             try tx.setValue(name, [UInt8]((try? JSONEncoder().encode(record)) ?? Data()))
             return .fresh(record)
@@ -138,11 +154,15 @@ public actor LocalTokenIssuer {
         let record: RefreshRecord
         switch outcome {
         case .fresh(let r): record = r
-        case .reused: throw AuthError(.refreshTokenReused, "a spent refresh token was presented again; its family is revoked")
-        case .revoked: throw AuthError(.refreshTokenInvalid, "the token's family was revoked")
-        case .expired: throw AuthError(.refreshTokenInvalid, "the refresh token expired")
-        case .unknown: throw AuthError(.refreshTokenInvalid, "unknown refresh token")
+        case .reused(let r):
+            throw refused(AuthError(.refreshTokenReused, "a spent refresh token was presented again; its family is revoked"),
+                          ["account": "\(r.account)", "client_id": "\(r.clientID)", "family": "\(r.family)"])
+        case .revoked(let r):
+            throw refused(AuthError(.refreshTokenInvalid, "the token's family was revoked"), ["account": "\(r.account)", "family": "\(r.family)"])
+        case .expired(let r): throw refused(AuthError(.refreshTokenInvalid, "the refresh token expired"), ["account": "\(r.account)"])
+        case .unknown: throw refused(AuthError(.refreshTokenInvalid, "unknown refresh token"))
         }
+        logger.info("refresh token rotated", metadata: ["account": "\(record.account)", "family": "\(record.family)"])
         return try newFamilyMember(account: record.account, clientID: record.clientID, scopes: record.scopes, family: record.family)
     }
 
@@ -176,8 +196,9 @@ public actor LocalTokenIssuer {
     public func elevate(
         account: String, clientID: String, credentialID: [UInt8], clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8]
     ) throws(AuthError) -> OAuthToken {
+        let who: Logger.Metadata = ["account": "\(account)", "client_id": "\(clientID)"]
         let client = try? CollectedClientData(parsing: clientDataJSON)
-        guard let challenge = client?.challenge else { throw AuthError(.assertionInvalid, "clientDataJSON is malformed") }
+        guard let challenge = client?.challenge else { throw refused(AuthError(.assertionInvalid, "clientDataJSON is malformed"), who) }
         let now = clock()
         // The challenge is consumed whatever happens next: a replay finds it gone.
         let owner: String? = try transaction { tx in
@@ -188,14 +209,14 @@ public actor LocalTokenIssuer {
             guard parts.count == 2, let expires = Int64(parts[1]), expires > now else { return nil }
             return String(parts[0])
         }
-        guard let owner else { throw AuthError(.challengeInvalid, "the challenge was not issued, expired, or was used") }
-        guard owner == account else { throw AuthError(.wrongAccount, "the challenge was issued for another account") }
+        guard let owner else { throw refused(AuthError(.challengeInvalid, "the challenge was not issued, expired, or was used"), who) }
+        guard owner == account else { throw refused(AuthError(.wrongAccount, "the challenge was issued for another account"), who) }
         let passkeyName = "auth.passkey." + Base64URL.encode(credentialID)
         guard let saved = try transaction({ tx in try tx.value(passkeyName) }),
             let record = try? JSONSerialization.jsonObject(with: Data(saved)) as? [String: Any],
             let keyText = record["publicKey"] as? String, let stored = record["signCount"] as? Int
-        else { throw AuthError(.wrongAccount, "unknown passkey") }
-        guard record["account"] as? String == account else { throw AuthError(.wrongAccount, "the passkey belongs to another account") }
+        else { throw refused(AuthError(.wrongAccount, "unknown passkey"), who) }
+        guard record["account"] as? String == account else { throw refused(AuthError(.wrongAccount, "the passkey belongs to another account"), who) }
         let result: AssertionResult
         do {
             let key = try COSEKey(cbor: try Base64URL.decode(keyText))
@@ -205,7 +226,7 @@ public actor LocalTokenIssuer {
             result = try relyingParty.verifyAssertion(credential: credential, storedSignCount: UInt32(stored), clientDataJSON: clientDataJSON,
                                                       authenticatorData: authenticatorData, signature: signature, challenge: challenge)
         } catch {
-            throw AuthError(.assertionInvalid, "the assertion does not verify: \(error)")
+            throw refused(AuthError(.assertionInvalid, "the assertion does not verify: \(error)"), who)
         }
         var updated = record
         updated["signCount"] = Int(result.signCount)
@@ -217,6 +238,7 @@ public actor LocalTokenIssuer {
         extra.set("amr", .array(result.userVerified ? ["hwk", "user"] : ["hwk"]))
         extra.set("account", .string(account))
         let (access, expiresAt) = try accessToken(account: account, clientID: clientID, scopes: ["elevated"], lifetime: elevatedLifetime, extra: extra)
+        logger.notice("elevated", metadata: who.merging(["signCount": "\(result.signCount)", "uv": "\(result.userVerified)"]) { a, _ in a })
         return OAuthToken(accessToken: access, refreshToken: nil, expiresAt: expiresAt, elevated: true, account: account)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 import TokenMintAuth
 import TokenMintCrypto
@@ -11,6 +12,34 @@ final class TestClock: @unchecked Sendable {
     private var value: Int64 = 1_763_776_800
     var now: Int64 { lock.withLock { value } }
     func advance(_ s: Int64) { lock.withLock { value += s } }
+}
+
+/// Collects every log line (message and metadata) in memory.
+final class LogCapture: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [String] = []
+    var lines: [String] { lock.withLock { stored } }
+    func append(_ line: String) { lock.withLock { stored.append(line) } }
+
+    var logger: Logger {
+        var logger = Logger(label: "test") { _ in Handler(capture: self) }
+        logger.logLevel = .trace
+        return logger
+    }
+
+    struct Handler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            let all = metadata.merging(event.metadata ?? [:]) { _, b in b }
+            capture.append("\(event.level) \(event.message) " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
+        }
+    }
 }
 
 func expectAuth(_ code: AuthError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async {
@@ -39,10 +68,10 @@ struct AuthTests {
         let credentialB: [UInt8]
     }
 
-    static func fixture() async throws -> Fixture {
+    static func fixture(logger: Logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })) async throws -> Fixture {
         let clock = TestClock()
         let issuer = try LocalTokenIssuer(store: InMemoryStore(), issuer: "https://auth.example", audience: "https://api.example",
-                                          relyingParty: RelyingPartyPolicy(rpID: rp, origins: [origin]), clock: { clock.now })
+                                          relyingParty: RelyingPartyPolicy(rpID: rp, origins: [origin]), clock: { clock.now }, logger: logger)
         let session = try FIDO2Session(store: InMemoryStore())
         var ids: [[UInt8]] = []
         for account in [accountA, accountB] {
@@ -198,5 +227,55 @@ struct AuthTests {
         await expectAuth(.userTokenInvalid) { _ = try await exchange.user(for: userToken) }
         #expect("\(try ServiceKey(keyBytes))" == "ServiceKey(redacted)")
         #expect(throws: AuthError.self) { _ = try ServiceKey([1, 2, 3]) }
+    }
+
+    @Test("every flow logs its events, and no log line carries a token, key, challenge or signature")
+    func logsCarryNoSecrets() async throws {
+        let capture = LogCapture()
+        let f = try await Self.fixture(logger: capture.logger)
+        let account = Self.accountA.uuidString.lowercased()
+        var secrets: [String] = []
+        let first = try await f.issuer.issue(account: account, clientID: "pos-app", scopes: ["payments"])
+        let second = try await f.issuer.refresh(try #require(first.refreshToken))
+        await expectAuth(.refreshTokenReused) { _ = try await f.issuer.refresh(try #require(first.refreshToken)) }
+        secrets += [first.accessToken, second.accessToken, try #require(first.refreshToken), try #require(second.refreshToken)]
+        let challenge = try await f.issuer.elevationChallenge(account: account)
+        let good = try await Self.assertion(f, credential: f.credentialA, challenge: challenge)
+        let elevated = try await f.issuer.elevate(account: account, clientID: "pos-app", credentialID: good.credentialID,
+                                                  clientDataJSON: good.clientDataJSON, authenticatorData: good.authenticatorData, signature: good.signature)
+        await expectAuth(.challengeInvalid) {
+            _ = try await f.issuer.elevate(account: account, clientID: "pos-app", credentialID: good.credentialID,
+                                           clientDataJSON: good.clientDataJSON, authenticatorData: good.authenticatorData, signature: good.signature)
+        }
+        secrets += [elevated.accessToken, Base64URL.encode(challenge), Base64URL.encode(good.signature), Hex.encode(good.signature)]
+        let keyBytes = SecureRandom.bytes(count: 32)
+        let issuer = f.issuer
+        let exchange = UserTokenExchange(serviceKey: try ServiceKey(keyBytes), store: InMemoryStore(), logger: capture.logger) { access in
+            try await issuer.verify(access).claims.subject ?? ""
+        }
+        let json = try await exchange.exchange(userID: account, accessToken: second.accessToken, presentedServiceKey: keyBytes)
+        let userToken = try #require((try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: String])?["user_token"])
+        var wrong = keyBytes
+        wrong[5] ^= 0x40
+        await expectAuth(.serviceKeyInvalid) { _ = try await exchange.exchange(userID: account, accessToken: second.accessToken, presentedServiceKey: wrong) }
+        try await exchange.revoke(userID: account)
+        secrets += [userToken] + [keyBytes, wrong].flatMap { [Hex.encode($0), Base64URL.encode($0), Data($0).base64EncodedString()] }
+
+        let lines = capture.lines
+        for event in ["access token", "refresh token rotated", "elevated", "user token issued", "user tokens revoked"] {
+            #expect(lines.contains { $0.contains(event) }, "no log line for \(event)")
+        }
+        #expect(lines.contains { $0.hasPrefix("warning refused") && $0.contains("family=") && $0.contains("-611") })
+        #expect(lines.contains { $0.hasPrefix("warning exchange refused") && $0.contains("-630") })
+        for secret in secrets {
+            // Any 16-character window of a secret would already be too much.
+            let probe = String(secret.prefix(16))
+            #expect(!lines.contains { $0.contains(probe) }, "a log line carries a secret")
+        }
+        // Revocation covers the tokens issued so far; a later exchange works again.
+        await expectAuth(.userTokenInvalid) { _ = try await exchange.user(for: UserToken(userToken)) }
+        let later = try await exchange.exchange(userID: account, accessToken: second.accessToken, presentedServiceKey: keyBytes)
+        let laterToken = try #require((try JSONSerialization.jsonObject(with: Data(later.utf8)) as? [String: String])?["user_token"])
+        #expect(try await exchange.user(for: UserToken(laterToken)) == account)
     }
 }
