@@ -55,6 +55,24 @@ struct Group {
     var cases: [Case]
     /// Ratio goals for TokenMint (to raw) that the table marks.
     var goalToRaw: Double? = 0.95
+    /// Whether TokenMint's case may run on two threads at once (no shared
+    /// mutable state, no actor); those get a scaling row.
+    var scales = true
+}
+
+/// TokenMint's throughput on one thread and on two at once.
+struct Scaling {
+    var group: String
+    var one: Double  // ops/s
+    var two: Double  // ops/s, both threads together
+    var ratio: Double { two / one }
+    /// Signers must reach 1.8× on two threads.
+    var goal: Double? { group.contains(" sign") || group.hasPrefix("HMAC-SHA-256") && !group.hasSuffix("verify") ? 1.8 : nil }
+}
+
+/// Lets a measured body run on two threads; only groups marked `scales` use it.
+struct SharedBody: @unchecked Sendable {
+    let body: () -> Bool
 }
 
 struct Measurement {
@@ -67,6 +85,7 @@ struct Measurement {
     var ratioToPeer: Double?
     var peerName: String?
     var goal: Double?
+    var allocations: Double?  // heap allocations per operation
 }
 
 /// Keeps results alive so the optimiser cannot drop the work.
@@ -106,6 +125,15 @@ enum Harness {
                 group: group.name, implementation: item.implementation,
                 median: sorted[sorted.count / 2], minimum: sorted.first ?? 0, maximum: sorted.last ?? 0))
         }
+        if CBenchRaw_alloc_available() != 0 {
+            for (index, item) in group.cases.enumerated() {
+                _ = time(item, 8)  // warm caches and lazily built state
+                let n = 64
+                CBenchRaw_alloc_start()
+                _ = time(item, n)
+                results[index].allocations = Double(CBenchRaw_alloc_stop()) / Double(n)
+            }
+        }
         let raw = results.first { if case .raw = $0.implementation { true } else { false } }
         let peer = results.first { if case .peer = $0.implementation { true } else { false } }
         for index in results.indices where results[index].implementation == .tokenmint {
@@ -117,6 +145,34 @@ enum Harness {
             results[index].goal = group.goalToRaw
         }
         return results
+    }
+
+    /// TokenMint's case on one thread, then on two threads at once, for
+    /// `rounds` rounds; medians of each.
+    static func scaling(_ group: Group, opsPerSecond: Double, rounds: Int, batchSeconds: Double, progress: (String) -> Void) -> Scaling? {
+        guard group.scales, let item = group.cases.first(where: { $0.implementation == .tokenmint }), item.asyncBody == nil else { return nil }
+        let shared = SharedBody(body: item.body)
+        let n = max(1, Int(opsPerSecond * batchSeconds))
+        var one: [Double] = []
+        var two: [Double] = []
+        for round in 0..<rounds {
+            progress("\(group.name): 2 threads, round \(round + 1)/\(rounds)")
+            one.append(Double(n) / time(item, n))
+            let failures = Counter()
+            let lock = NSLock()
+            let start = CBenchRaw_now()
+            DispatchQueue.concurrentPerform(iterations: 2) { _ in
+                var failed = 0
+                for _ in 0..<n where !shared.body() { failed += 1 }
+                lock.withLock { failures.value += failed }
+            }
+            let elapsed = Double(CBenchRaw_now() - start) / 1e9
+            if failures.value > 0 {
+                FileHandle.standardError.write(Data("warning: \(group.name) failed \(failures.value) runs on two threads\n".utf8))
+            }
+            two.append(Double(2 * n) / elapsed)
+        }
+        return Scaling(group: group.name, one: one.sorted()[one.count / 2], two: two.sorted()[two.count / 2])
     }
 
     private static func time(_ item: Case, _ n: Int) -> Double {

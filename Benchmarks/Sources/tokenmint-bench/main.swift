@@ -4,11 +4,13 @@ import Foundation
 /// tokenmint-bench: TokenMint's signers and verifiers against the raw C calls
 /// they wrap and against swift-crypto, interleaved in one process.
 ///
-///     tokenmint-bench [--quick] [--filter TEXT] [--json FILE]
+///     tokenmint-bench [--quick] [--filter TEXT] [--json FILE] [--svg FILE] [--no-scaling]
 struct Options {
     var quick = false
     var filter: String?
     var json: String?
+    var svg: String?
+    var scaling = true
 
     init(_ arguments: [String]) throws {
         var iterator = arguments.makeIterator()
@@ -17,8 +19,10 @@ struct Options {
             case "--quick": quick = true
             case "--filter": filter = iterator.next()
             case "--json": json = iterator.next()
+            case "--svg": svg = iterator.next()
+            case "--no-scaling": scaling = false
             case "-h", "--help":
-                print("usage: tokenmint-bench [--quick] [--filter TEXT] [--json FILE]")
+                print("usage: tokenmint-bench [--quick] [--filter TEXT] [--json FILE] [--svg FILE] [--no-scaling]")
                 exit(0)
             default: throw BenchError("unknown argument \(argument)")
             }
@@ -59,9 +63,15 @@ do {
     if let filter = options.filter { groups = groups.filter { $0.name.localizedCaseInsensitiveContains(filter) } }
 
     var results: [Measurement] = []
+    var scaling: [Scaling] = []
+    let progress: (String) -> Void = { line in FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8)) }
     for group in groups {
-        results += Harness.measure(group, rounds: rounds, batchSeconds: batch) { line in
-            FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+        let measured = Harness.measure(group, rounds: rounds, batchSeconds: batch, progress: progress)
+        results += measured
+        if options.scaling, let ours = measured.first(where: { $0.implementation == .tokenmint }),
+            let row = Harness.scaling(group, opsPerSecond: ours.median, rounds: options.quick ? 1 : 5, batchSeconds: batch * 2, progress: progress)
+        {
+            scaling.append(row)
         }
     }
     FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
@@ -69,16 +79,17 @@ do {
     print("TokenMint benchmark — \(rounds) interleaved rounds, median ops/s (min–max); \(options.quick ? "quick" : "full") run")
     let info = machine()
     print("\(info["cpu"] ?? "?"), \(info["cores"] ?? "?") cores; libsodium \(info["libsodium"] ?? "?"); \(info["openssl"] ?? "?")\n")
-    print(pad("operation", 30) + pad("implementation", 26) + pad("ops/s", 10, right: true) + pad("µs/op", 9, right: true)
-        + "  " + pad("min–max", 19) + pad("×raw", 7, right: true) + pad("×peer", 7, right: true) + "  goal")
+    print(pad("operation", 34) + pad("implementation", 26) + pad("ops/s", 10, right: true) + pad("µs/op", 9, right: true)
+        + "  " + pad("min–max", 19) + pad("allocs", 7, right: true) + pad("×raw", 7, right: true) + pad("×peer", 7, right: true) + "  goal")
     var previous = ""
     var missed: [String] = []
     for m in results {
         let name = m.group == previous ? "" : m.group
         previous = m.group
-        var line = pad(name, 30) + pad(m.implementation.label, 26) + pad(format(m.median), 10, right: true)
+        var line = pad(name, 34) + pad(m.implementation.label, 26) + pad(format(m.median), 10, right: true)
             + pad(String(format: "%.2f", 1e6 / m.median), 9, right: true) + "  "
             + pad("\(format(m.minimum))–\(format(m.maximum))", 19)
+        line += pad(m.allocations.map { String(format: $0 < 10 ? "%.1f" : "%.0f", $0) } ?? "", 7, right: true)
         line += pad(m.ratioToRaw.map { String(format: "%.2f", $0) } ?? "", 7, right: true)
         line += pad(m.ratioToPeer.map { String(format: "%.2f", $0) } ?? "", 7, right: true)
         if let goal = m.goal, let ratio = m.ratioToRaw {
@@ -88,7 +99,38 @@ do {
         }
         print(line)
     }
-    print("\nGoals: signers and verifiers ≥ 0.95× their raw C call; JWT mint and verify ≥ 0.90× (HS256 mint ≥ 0.5×). " + (missed.isEmpty ? "All met." : "Missed: " + missed.joined(separator: "; ")))
+    // Allocations: JWT mint and verify at most a quarter of jwt-kit's.
+    var allocationLines: [String] = []
+    for group in Set(results.map(\.group)).sorted() where group.hasPrefix("JWT ") {
+        let rows = results.filter { $0.group == group }
+        guard let ours = rows.first(where: { $0.implementation == .tokenmint })?.allocations,
+            let peer = rows.first(where: { if case .peer = $0.implementation { true } else { false } })?.allocations
+        else { continue }
+        let met = ours <= peer / 4
+        allocationLines.append(pad(group, 30) + pad(String(format: "%.1f", ours), 10, right: true) + pad(String(format: "%.1f", peer), 10, right: true)
+            + pad(String(format: "%.2f", peer > 0 ? ours / peer : 0), 8, right: true) + "  ≤0.25 " + (met ? "met" : "MISSED"))
+        if !met { missed.append("\(group): \(String(format: "%.1f", ours)) allocations vs jwt-kit's \(String(format: "%.1f", peer))") }
+    }
+    if !allocationLines.isEmpty {
+        print("\nHeap allocations per operation (malloc family, all threads)")
+        print(pad("operation", 30) + pad("TokenMint", 10, right: true) + pad("jwt-kit", 10, right: true) + pad("ratio", 8, right: true) + "  goal")
+        allocationLines.forEach { print($0) }
+    }
+    if !scaling.isEmpty {
+        print("\nScaling: TokenMint on 2 threads at once vs 1 thread (\(info["cores"] ?? "?") cores), median ops/s")
+        print(pad("operation", 30) + pad("1 thread", 10, right: true) + pad("2 threads", 11, right: true) + pad("×1", 7, right: true) + "  goal")
+        for row in scaling {
+            var line = pad(row.group, 30) + pad(format(row.one), 10, right: true) + pad(format(row.two), 11, right: true)
+                + pad(String(format: "%.2f", row.ratio), 7, right: true)
+            if let goal = row.goal {
+                line += "  ≥\(goal) " + (row.ratio >= goal ? "met" : "MISSED")
+                if row.ratio < goal { missed.append("\(row.group): \(String(format: "%.2f", row.ratio))× on 2 threads") }
+            }
+            print(line)
+        }
+    }
+    print("\nGoals: signers and verifiers ≥ 0.95× their raw C call; JWT mint and verify ≥ 0.90× (HS256 mint ≥ 0.5×); "
+        + "JWT allocations ≤ ¼ of jwt-kit's; signers ≥ 1.8× on 2 threads. " + (missed.isEmpty ? "All met." : "Missed: " + missed.joined(separator: "; ")))
 
     if let path = options.json {
         let rows: [[String: Any]] = results.map { m in
@@ -101,14 +143,26 @@ do {
             if let r = m.ratioToPeer { row["ratio_to_peer"] = r }
             if let p = m.peerName { row["peer"] = p }
             if let g = m.goal { row["goal_ratio_to_raw"] = g }
+            if let a = m.allocations { row["allocations_per_op"] = a }
             return row
+        }
+        let scalingRows: [[String: Any]] = scaling.map { row in
+            var object: [String: Any] = ["operation": row.group, "one_thread_ops_per_second": row.one, "two_threads_ops_per_second": row.two,
+                                         "ratio": row.ratio]
+            if let goal = row.goal { object["goal_ratio"] = goal }
+            return object
         }
         let document: [String: Any] = [
             "tool": "tokenmint-bench", "quick": options.quick, "rounds": rounds, "machine": info,
-            "date": ISO8601DateFormatter().string(from: Date()), "results": rows,
+            "date": ISO8601DateFormatter().string(from: Date()), "results": rows, "scaling": scalingRows,
         ]
         let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
         try data.write(to: URL(fileURLWithPath: path))
+        print("wrote \(path)")
+    }
+    if let path = options.svg {
+        try Chart.svg(results, title: "TokenMint ÷ raw C call and ÷ Swift peer (median ops/s, \(rounds) rounds; \(info["cpu"] ?? "?"))")
+            .write(toFile: path, atomically: true, encoding: .utf8)
         print("wrote \(path)")
     }
 } catch {

@@ -33,6 +33,12 @@ int CBenchRaw_zint_aztec(const uint8_t *data, size_t n, int level);
 /* zint: encode and write zint's own PNG file to `path`; returns 0 or -1. */
 int CBenchRaw_zint_aztec_png(const uint8_t *data, size_t n, int level, const char *path);
 
+/* Heap allocations (malloc, calloc, realloc, aligned) counted from start to
+   stop, in every thread; available only on glibc. */
+int CBenchRaw_alloc_available(void);
+void CBenchRaw_alloc_start(void);
+uint64_t CBenchRaw_alloc_stop(void);
+
 /* Monotonic nanoseconds. */
 uint64_t CBenchRaw_now(void);
 
