@@ -58,6 +58,9 @@ struct Group {
     /// Whether TokenMint's case may run on two threads at once (no shared
     /// mutable state, no actor); those get a scaling row.
     var scales = true
+    /// The raw signer on `threads` threads at once, `iterations` each; returns
+    /// seconds (negative on failure). Lets the scaling table show the C library's own scaling.
+    var rawParallel: ((_ iterations: Int, _ threads: Int) -> Double)? = nil
 }
 
 /// TokenMint's throughput on one thread and on two at once.
@@ -65,6 +68,7 @@ struct Scaling {
     var group: String
     var one: Double  // ops/s
     var two: Double  // ops/s, both threads together
+    var rawRatio: Double?  // the raw C signer's own 2-thread ratio
     var ratio: Double { two / one }
     /// Signers must reach 1.8× on two threads.
     var goal: Double? { group.contains(" sign") || group.hasPrefix("HMAC-SHA-256") && !group.hasSuffix("verify") ? 1.8 : nil }
@@ -134,13 +138,20 @@ enum Harness {
                 results[index].allocations = Double(CBenchRaw_alloc_stop()) / Double(n)
             }
         }
-        let raw = results.first { if case .raw = $0.implementation { true } else { false } }
-        let peer = results.first { if case .peer = $0.implementation { true } else { false } }
+        // Ratios are the median of the per-round ratios: both sides of a
+        // round ran back to back, so a change of the machine's speed between
+        // rounds cancels out.
+        func ratio(_ a: Int, _ b: Int) -> Double {
+            let ratios = zip(samples[a], samples[b]).map { $0 / $1 }.sorted()
+            return ratios[ratios.count / 2]
+        }
+        let raw = group.cases.firstIndex { if case .raw = $0.implementation { true } else { false } }
+        let peer = group.cases.firstIndex { if case .peer = $0.implementation { true } else { false } }
         for index in results.indices where results[index].implementation == .tokenmint {
-            if let raw { results[index].ratioToRaw = results[index].median / raw.median }
+            if let raw { results[index].ratioToRaw = ratio(index, raw) }
             if let peer {
-                results[index].ratioToPeer = results[index].median / peer.median
-                results[index].peerName = peer.implementation.label
+                results[index].ratioToPeer = ratio(index, peer)
+                results[index].peerName = group.cases[peer].implementation.label
             }
             results[index].goal = group.goalToRaw
         }
@@ -155,7 +166,12 @@ enum Harness {
         let n = max(1, Int(opsPerSecond * batchSeconds))
         var one: [Double] = []
         var two: [Double] = []
+        var rawRatios: [Double] = []
         for round in 0..<rounds {
+            if let parallel = group.rawParallel {
+                let single = parallel(n, 1), double = parallel(n, 2)
+                if single > 0, double > 0 { rawRatios.append(2 * single / double) }
+            }
             progress("\(group.name): 2 threads, round \(round + 1)/\(rounds)")
             one.append(Double(n) / time(item, n))
             let failures = Counter()
@@ -172,7 +188,8 @@ enum Harness {
             }
             two.append(Double(2 * n) / elapsed)
         }
-        return Scaling(group: group.name, one: one.sorted()[one.count / 2], two: two.sorted()[two.count / 2])
+        return Scaling(group: group.name, one: one.sorted()[one.count / 2], two: two.sorted()[two.count / 2],
+                       rawRatio: rawRatios.isEmpty ? nil : rawRatios.sorted()[rawRatios.count / 2])
     }
 
     private static func time(_ item: Case, _ n: Int) -> Double {

@@ -43,7 +43,7 @@ enum Suite {
                 Case(implementation: .raw("libsodium")) { CBenchRaw_ed25519_sign(&out, msg, msg.count, sk) == 0 },
                 Case(implementation: .tokenmint) { msg.withUnsafeBytes { key.signature(for: $0).count == 64 } },
                 Case(implementation: .peer("swift-crypto")) { (try? peer.signature(for: msg))?.count == 64 },
-            ]),
+            ], rawParallel: { n, t in CBenchRaw_parallel_sign(0, nil, nil, 0, msg, msg.count, sk, sk.count, n, Int32(t)) }),
             Group(name: "Ed25519 verify", cases: [
                 Case(implementation: .raw("libsodium")) { CBenchRaw_ed25519_verify(signature, msg, msg.count, pk) == 0 },
                 Case(implementation: .tokenmint) { key.publicKey.isValidSignature(signature, for: msg) },
@@ -89,14 +89,14 @@ enum Suite {
                 },
                 Case(implementation: .tokenmint) { (try? key.signature(for: msg, hash: hash)) != nil },
                 Case(implementation: .peer("swift-crypto")) { peerSign() },
-            ]),
+            ], rawParallel: { n, t in CBenchRaw_parallel_sign(1, raw, md, 0, msg, msg.count, nil, 0, n, Int32(t)) }),
             Group(name: "ECDSA \(name) sign RFC 6979", cases: [
                 Case(implementation: .raw("OpenSSL EVP, random k")) {
                     var length = out.count
                     return CBenchRaw_sign(raw, md, 0, msg, msg.count, &out, &length) == 0
                 },
                 Case(implementation: .tokenmint) { (try? key.signature(for: msg, hash: hash, nonce: .deterministic)) != nil },
-            ], goalToRaw: nil),
+            ], goalToRaw: nil, rawParallel: { n, t in CBenchRaw_parallel_sign(1, raw, md, 0, msg, msg.count, nil, 0, n, Int32(t)) }),
             Group(name: "ECDSA \(name) verify", cases: [
                 Case(implementation: .raw("OpenSSL EVP")) {
                     CBenchRaw_verify(rawPublic, md, 0, derSignature, derSignature.count, msg, msg.count) == 0
@@ -130,7 +130,7 @@ enum Suite {
                 },
                 Case(implementation: .tokenmint) { (try? key.signature(for: msg, padding: padding)) != nil },
                 Case(implementation: .peer("swift-crypto")) { (try? peer.signature(for: msg, padding: peerPadding)) != nil },
-            ]))
+            ], rawParallel: { n, t in CBenchRaw_parallel_sign(1, raw, "SHA2-256", rawPadding, msg, msg.count, nil, 0, n, Int32(t)) }))
             groups.append(Group(name: "RSA-2048 \(label) verify", cases: [
                 Case(implementation: .raw("OpenSSL EVP")) {
                     CBenchRaw_verify(rawPublic, "SHA2-256", rawPadding, signature, signature.count, msg, msg.count) == 0
@@ -159,7 +159,7 @@ enum Suite {
                 Case(implementation: .peer("swift-crypto")) {
                     Crypto.HMAC<SHA256>.authenticationCode(for: msg, using: peerKey).byteCount == 32
                 },
-            ]),
+            ], rawParallel: { n, t in CBenchRaw_parallel_sign(2, nil, nil, 0, msg, msg.count, keyBytes, keyBytes.count, n, Int32(t)) }),
             Group(name: "HMAC-SHA-256 verify", cases: [
                 Case(implementation: .raw("OpenSSL HMAC()")) {
                     CBenchRaw_hmac_sha256(keyBytes, 32, msg, msg.count, &out) == 0 && out == tag

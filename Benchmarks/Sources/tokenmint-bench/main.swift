@@ -107,21 +107,22 @@ do {
             let peer = rows.first(where: { if case .peer = $0.implementation { true } else { false } })?.allocations
         else { continue }
         let met = ours <= peer / 4
-        allocationLines.append(pad(group, 30) + pad(String(format: "%.1f", ours), 10, right: true) + pad(String(format: "%.1f", peer), 10, right: true)
+        allocationLines.append(pad(group, 34) + pad(String(format: "%.1f", ours), 10, right: true) + pad(String(format: "%.1f", peer), 10, right: true)
             + pad(String(format: "%.2f", peer > 0 ? ours / peer : 0), 8, right: true) + "  ≤0.25 " + (met ? "met" : "MISSED"))
         if !met { missed.append("\(group): \(String(format: "%.1f", ours)) allocations vs jwt-kit's \(String(format: "%.1f", peer))") }
     }
     if !allocationLines.isEmpty {
         print("\nHeap allocations per operation (malloc family, all threads)")
-        print(pad("operation", 30) + pad("TokenMint", 10, right: true) + pad("jwt-kit", 10, right: true) + pad("ratio", 8, right: true) + "  goal")
+        print(pad("operation", 34) + pad("TokenMint", 10, right: true) + pad("jwt-kit", 10, right: true) + pad("ratio", 8, right: true) + "  goal")
         allocationLines.forEach { print($0) }
     }
     if !scaling.isEmpty {
         print("\nScaling: TokenMint on 2 threads at once vs 1 thread (\(info["cores"] ?? "?") cores), median ops/s")
-        print(pad("operation", 30) + pad("1 thread", 10, right: true) + pad("2 threads", 11, right: true) + pad("×1", 7, right: true) + "  goal")
+        print(pad("operation", 34) + pad("1 thread", 10, right: true) + pad("2 threads", 11, right: true) + pad("×1", 7, right: true)
+            + pad("raw C ×1", 10, right: true) + "  goal")
         for row in scaling {
-            var line = pad(row.group, 30) + pad(format(row.one), 10, right: true) + pad(format(row.two), 11, right: true)
-                + pad(String(format: "%.2f", row.ratio), 7, right: true)
+            var line = pad(row.group, 34) + pad(format(row.one), 10, right: true) + pad(format(row.two), 11, right: true)
+                + pad(String(format: "%.2f", row.ratio), 7, right: true) + pad(row.rawRatio.map { String(format: "%.2f", $0) } ?? "", 10, right: true)
             if let goal = row.goal {
                 line += "  ≥\(goal) " + (row.ratio >= goal ? "met" : "MISSED")
                 if row.ratio < goal { missed.append("\(row.group): \(String(format: "%.2f", row.ratio))× on 2 threads") }
@@ -150,6 +151,7 @@ do {
             var object: [String: Any] = ["operation": row.group, "one_thread_ops_per_second": row.one, "two_threads_ops_per_second": row.two,
                                          "ratio": row.ratio]
             if let goal = row.goal { object["goal_ratio"] = goal }
+            if let raw = row.rawRatio { object["raw_ratio"] = raw }
             return object
         }
         let document: [String: Any] = [

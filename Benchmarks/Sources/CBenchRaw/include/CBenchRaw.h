@@ -39,6 +39,12 @@ int CBenchRaw_alloc_available(void);
 void CBenchRaw_alloc_start(void);
 uint64_t CBenchRaw_alloc_stop(void);
 
+/* `iterations` raw signatures on each of `threads` threads at once; returns
+   the seconds taken, or -1. op 0: Ed25519 (secret = libsodium's 64-byte sk);
+   1: EVP_DigestSign (key, md, padding as above); 2: HMAC-SHA-256 (secret = key). */
+double CBenchRaw_parallel_sign(int op, void *key, const char *md, int padding, const uint8_t *m, size_t n,
+                               const uint8_t *secret, size_t secret_len, size_t iterations, int threads);
+
 /* Monotonic nanoseconds. */
 uint64_t CBenchRaw_now(void);
 
