@@ -106,3 +106,9 @@ int CBenchRaw_zint_aztec_png(const uint8_t *data, size_t n, int level, const cha
     ZBarcode_Delete(symbol);
     return status >= ZINT_ERROR ? -1 : 0;
 }
+
+int CBenchRaw_base64url(const uint8_t *data, size_t n, char *out, size_t capacity) {
+    if (capacity < sodium_base64_ENCODED_LEN(n, sodium_base64_VARIANT_URLSAFE_NO_PADDING)) return -1;
+    sodium_bin2base64(out, capacity, data, n, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+    return 0;
+}

@@ -45,6 +45,9 @@ uint64_t CBenchRaw_alloc_stop(void);
 double CBenchRaw_parallel_sign(int op, void *key, const char *md, int padding, const uint8_t *m, size_t n,
                                const uint8_t *secret, size_t secret_len, size_t iterations, int threads);
 
+/* libsodium's base64url (no padding) into `out`; 0 or -1. */
+int CBenchRaw_base64url(const uint8_t *data, size_t n, char *out, size_t capacity);
+
 /* Monotonic nanoseconds. */
 uint64_t CBenchRaw_now(void);
 
