@@ -42,7 +42,7 @@ struct AuthCommand: AsyncParsableCommand {
     struct Refresh: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Rotate a refresh token (single use; reuse revokes the family).")
         @OptionGroup var options: IssuerOptions
-        @Argument(help: "The refresh token.") var refreshToken: String
+        @Argument(help: "The refresh token (put `--` before one that starts with \"-\").") var refreshToken: String
         func run() async throws {
             do { try AuthCommand.emit(try await options.makeIssuer().refresh(refreshToken)) } catch {
                 throw CLIError(message: "\(error)", status: 1)
@@ -54,7 +54,7 @@ struct AuthCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Register a passkey for an account from a WebAuthn registration JSON.")
         @OptionGroup var options: IssuerOptions
         @Option(help: "The account (UUID).") var account: String
-        @Option(help: "The registration challenge, base64url.") var challenge: String
+        @Option(parsing: .unconditional, help: "The registration challenge, base64url.") var challenge: String
         @Option(name: .customLong("in"), help: "The registration JSON file.") var input: String
 
         func run() async throws {

@@ -12,7 +12,7 @@ struct FIDO2Command: AsyncParsableCommand {
         @OptionGroup var store: StoreOptions
         @Option(help: "The RP ID, e.g. example.org.") var rp: String
         @Option(help: "The origin, e.g. https://example.org.") var origin: String
-        @Option(help: "The challenge, base64url.") var challenge: String
+        @Option(parsing: .unconditional, help: "The challenge, base64url.") var challenge: String
 
         func challengeBytes() throws -> [UInt8] {
             let bytes = try Base64URL.decode(challenge, padding: .either)
@@ -63,7 +63,7 @@ struct FIDO2Command: AsyncParsableCommand {
     struct Assert: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Get an assertion; prints the authentication JSON.")
         @OptionGroup var common: Common
-        @Option(help: "The credential ID, base64url (default: a discoverable credential).") var credential: String?
+        @Option(parsing: .unconditional, help: "The credential ID, base64url (default: a discoverable credential).") var credential: String?
         @Flag(help: "Verify the user.") var uv = false
 
         func run() async throws {

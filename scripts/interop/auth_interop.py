@@ -64,8 +64,17 @@ def b64u(data):
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
+def command(store, args):
+    """The CLI call: --store goes right after the subcommand words, so that
+    "--" may end the options before a base64url value starting with "-"."""
+    words = 0
+    while words < len(args) and not args[words].startswith("-"):
+        words += 1
+    return [TOKENMINT, *args[:words], "--store", store, *args[words:]]
+
+
 def run(store, *args):
-    proc = subprocess.run([TOKENMINT, *args, "--store", store], capture_output=True, text=True)
+    proc = subprocess.run(command(store, args), capture_output=True, text=True)
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -121,26 +130,26 @@ def group_a(store, jwks):
           bool(issued.get("refresh_token")) and issued["elevated"] is False, issued)
     check("A refresh token is not a JWT", issued["refresh_token"].count(".") == 0)
 
-    rc, out, err = run(store, "auth", "refresh", issued["refresh_token"])
+    rc, out, err = run(store, "auth", "refresh", "--", issued["refresh_token"])
     rotated = json.loads(out) if rc == 0 else {}
     check("A refresh rotates", rc == 0 and rotated.get("refresh_token") not in (None, issued["refresh_token"]), err)
     if rc == 0:
         fresh = pyjwt_verify(rotated["access_token"], jwks)
         check("A the refreshed token verifies, new jti", fresh["jti"] != claims["jti"] and fresh["sub"] == ACCOUNT)
         joserfc_verify(rotated["access_token"], jwks)
-    rc, _, err = run(store, "auth", "refresh", issued["refresh_token"])
+    rc, _, err = run(store, "auth", "refresh", "--", issued["refresh_token"])
     check("A spent refresh token refused (-611)", rc == 1 and "-611" in err, err)
     check("A the error text does not carry the refresh token", issued["refresh_token"] not in err)
-    rc, _, err = run(store, "auth", "refresh", rotated.get("refresh_token", "x"))
+    rc, _, err = run(store, "auth", "refresh", "--", rotated.get("refresh_token", "x"))
     check("A reuse revoked the family: the rotated token is refused", rc == 1 and "-610" in err, err)
-    rc, _, err = run(store, "auth", "refresh", b64u(os.urandom(32)))
+    rc, _, err = run(store, "auth", "refresh", "--", b64u(os.urandom(32)))
     check("A unknown refresh token refused", rc == 1, err)
     return token
 
 
 def step_up(store, tmp, account, credential, uv=True, tamper=False):
     challenge = run(store, "auth", "challenge", "--account", account)[1].strip()
-    args = ["fido2", "assert", "--rp", RP, "--origin", ORIGIN, "--challenge", challenge, "--credential", credential]
+    args = ["fido2", "assert", "--rp", RP, "--origin", ORIGIN, f"--challenge={challenge}", "--credential", credential]
     assertion = ok_json(store, *(args + (["--uv"] if uv else [])))
     if tamper:
         sig = bytearray(base64.urlsafe_b64decode(assertion["response"]["signature"] + "=="))
@@ -154,12 +163,12 @@ def step_up(store, tmp, account, credential, uv=True, tamper=False):
 
 def group_b(store, tmp, jwks):
     challenge = b64u(os.urandom(32))
-    reg = ok_json(store, "fido2", "register", "--rp", RP, "--origin", ORIGIN, "--challenge", challenge,
+    reg = ok_json(store, "fido2", "register", "--rp", RP, "--origin", ORIGIN, f"--challenge={challenge}",
                   "--user-id", "0102", "--user-name", "alice", "--uv")
     reg_path = os.path.join(tmp, "registration.json")
     with open(reg_path, "w") as f:
         json.dump(reg, f)
-    rc, out, err = run(store, "auth", "passkey", "--account", ACCOUNT, "--challenge", challenge, "--in", reg_path)
+    rc, out, err = run(store, "auth", "passkey", "--account", ACCOUNT, f"--challenge={challenge}", "--in", reg_path)
     check("B passkey registered for the account", rc == 0 and out.strip() == reg["rawId"], err)
     credential = reg["rawId"]
 
