@@ -23,7 +23,6 @@ The CLI is taken from $TOKENMINT (default .build/debug/tokenmint). Prints the
 figures and ends with `N passed, M failed` (exit 1 if anything failed).
 """
 import argparse
-import base64
 import json
 import os
 import random
@@ -34,43 +33,13 @@ import sys
 import tempfile
 import time
 
-TOKENMINT = os.environ.get("TOKENMINT", ".build/debug/tokenmint")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop"))
+from tmcli import Checks, b64d, b64u, command, run  # noqa: E402
+
 RP, ORIGIN = "tokenmint.test", "https://tokenmint.test"
 ACCOUNT = "6f1c2a8e-3b7d-4e5f-9a0b-1c2d3e4f5a6b"
 
-passed = failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name} {detail}")
-
-
-def b64u(data):
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def b64d(text):
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def command(store, args):
-    """The CLI call: --store goes right after the subcommand words, so that
-    "--" may end the options before a base64url value starting with "-"."""
-    words = 0
-    while words < len(args) and not args[words].startswith("-"):
-        words += 1
-    return [TOKENMINT, *args[:words], "--store", store, *args[words:]]
-
-
-def run(store, *args):
-    proc = subprocess.run(command(store, args), capture_output=True, text=True)
-    return proc.returncode, proc.stdout, proc.stderr
+check = Checks()
 
 
 def killed_run(store, args, delay):
@@ -229,8 +198,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         sign_counts(os.path.join(tmp, "fido2"), args.kills, rng)
         refresh_rotation(os.path.join(tmp, "auth"), args.kills, rng)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    sys.exit(check.summary())
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ failure.
 import base64
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,7 +37,8 @@ from joserfc import jwt as jf_jwt
 from joserfc.jwk import KeySet, OKPKey
 from joserfc.jwt import JWTClaimsRegistry
 
-TOKENMINT = os.environ.get("TOKENMINT", ".build/debug/tokenmint")
+from tmcli import Checks, b64u, run
+
 ISS = "https://auth.tokenmint.test"
 AUD = "https://api.tokenmint.test"
 RP = "tokenmint.test"
@@ -47,35 +47,7 @@ ACCOUNT = "6f1c2a8e-3b7d-4e5f-9a0b-1c2d3e4f5a6b"
 OTHER = "0b9e8d7c-6a5f-4e3d-8c2b-1a0f9e8d7c6b"
 CLIENT = "pos-app"
 
-passed = failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name} {detail}")
-
-
-def b64u(data):
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def command(store, args):
-    """The CLI call: --store goes right after the subcommand words, so that
-    "--" may end the options before a base64url value starting with "-"."""
-    words = 0
-    while words < len(args) and not args[words].startswith("-"):
-        words += 1
-    return [TOKENMINT, *args[:words], "--store", store, *args[words:]]
-
-
-def run(store, *args):
-    proc = subprocess.run(command(store, args), capture_output=True, text=True)
-    return proc.returncode, proc.stdout, proc.stderr
+check = Checks()
 
 
 def ok_json(store, *args):
@@ -256,8 +228,7 @@ def main():
         group_b(store, tmp, jwks)
         group_c(store, jwks, token)
         group_d(store, tmp, token)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    sys.exit(check.summary())
 
 
 if __name__ == "__main__":
