@@ -23,28 +23,10 @@ struct TokenMintCommand: AsyncParsableCommand {
         } catch let error as CLIError {
             FileHandle.standardError.write(Data("tokenmint: \(error.message)\n".utf8))
             Foundation.exit(error.status)
-        } catch let error as CryptoError {
-            FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
-            Foundation.exit(2)
-        } catch let error as JOSEError {
-            FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
-            Foundation.exit(2)
-        } catch let error as AztecError {
-            FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
-            Foundation.exit(2)
         } catch let error as WhitelabelPayError {
             FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
             Foundation.exit(error.code == .offlineTokenLimitReached ? 3 : 2)
-        } catch let error as AuthError {
-            FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
-            Foundation.exit(2)
-        } catch let error as WebAuthnError {
-            FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
-            Foundation.exit(2)
-        } catch let error as StoreError {
-            FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
-            Foundation.exit(2)
-        } catch let error as JSONError {
+        } catch let error where isLibraryError(error) {
             FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
             Foundation.exit(2)
         } catch {
@@ -58,6 +40,13 @@ struct TokenMintCommand: AsyncParsableCommand {
             Foundation.exit(code == .validationFailure ? 2 : code.rawValue)
         }
     }
+}
+
+/// Whether `error` is one of the library's typed errors (reported as
+/// `tokenmint: <error>`, exit 2) rather than an argument-parsing one.
+func isLibraryError(_ error: any Error) -> Bool {
+    error is CryptoError || error is JOSEError || error is AztecError || error is AuthError || error is WebAuthnError
+        || error is StoreError || error is JSONError
 }
 
 /// An error the CLI reports with its own exit status.
