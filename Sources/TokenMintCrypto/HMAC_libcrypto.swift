@@ -109,14 +109,20 @@ final class KeyedMAC: @unchecked Sendable {
         defer { EVP_MAC_free(mac) }
         guard let context = EVP_MAC_CTX_new(mac) else { throw OpenSSL.failure("EVP_MAC_CTX_new") }
         template = context
+        // OSSL_PARAM keeps both pointers, so both strings live in buffers
+        // that outlast EVP_MAC_init (a literal passed directly would be a
+        // temporary that is gone by then).
+        var parameter = Array("digest".utf8CString)
         var digest = Array(hash.openSSLName.utf8CString)
-        let ok = digest.withUnsafeMutableBufferPointer { name in
-            var params = [
-                OSSL_PARAM_construct_utf8_string("digest", name.baseAddress, 0),
-                OSSL_PARAM_construct_end(),
-            ]
-            return key.withUnsafeBytes { k in
-                EVP_MAC_init(context, k.bytes, k.count, &params)
+        let ok = parameter.withUnsafeMutableBufferPointer { label in
+            digest.withUnsafeMutableBufferPointer { name in
+                var params = [
+                    OSSL_PARAM_construct_utf8_string(label.baseAddress, name.baseAddress, 0),
+                    OSSL_PARAM_construct_end(),
+                ]
+                return key.withUnsafeBytes { k in
+                    EVP_MAC_init(context, k.bytes, k.count, &params)
+                }
             }
         }
         guard ok == 1 else { throw OpenSSL.failure("EVP_MAC_init HMAC-\(hash.name)") }

@@ -4,7 +4,7 @@ import base64
 import os
 import subprocess
 
-TOKENMINT = os.environ.get("TOKENMINT", ".build/debug/tokenmint")
+TOKENMINT = os.path.abspath(os.environ.get("TOKENMINT", ".build/debug/tokenmint"))
 
 
 class Checks:
