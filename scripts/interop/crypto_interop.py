@@ -22,6 +22,8 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import (
     decode_dss_signature, encode_dss_signature)
 
+from tmcli import Checks, Fail, expect
+
 TOKENMINT = os.environ.get("TOKENMINT", ".build/debug/tokenmint")
 ALGS = ["EdDSA", "ES256", "ES384", "ES512", "RS256", "RS384", "RS512",
         "PS256", "PS384", "PS512"]
@@ -32,16 +34,7 @@ MESSAGE_SIZES = [0, 1, 100, 1000]
 PEM, DER = serialization.Encoding.PEM, serialization.Encoding.DER
 SPKI = serialization.PublicFormat.SubjectPublicKeyInfo
 
-passed = failed = 0
-
-
-class Fail(Exception):
-    pass
-
-
-def expect(cond, msg):
-    if not cond:
-        raise Fail(msg)
+checks = Checks()
 
 
 def hash_for(alg):
@@ -226,21 +219,6 @@ def check_bad_input(tmp):
     expect(rc == 2, f"non-hex --sig: exit {rc}, want 2")
 
 
-def run_group(name, fn, *args):
-    global passed, failed
-    try:
-        fn(*args)
-    except Fail as e:
-        detail = str(e)
-    except Exception as e:  # a crash in a group is a failure of that group, not of the run
-        detail = f"{type(e).__name__}: {e}"
-    else:
-        passed += 1
-        print(f"ok    {name}")
-        return
-    failed += 1
-    print(f"FAIL  {name}: {detail}")
-
 
 def main():
     if not (os.path.isfile(TOKENMINT) and os.access(TOKENMINT, os.X_OK)):
@@ -253,7 +231,7 @@ def main():
             variants = ([[], ["--der"], ["--deterministic"], ["--deterministic", "--der"]]
                         if alg.startswith("ES") else [[]])
             for flags in variants:
-                run_group(f"A {alg} {' '.join(flags)}".rstrip(), check_a, alg, flags, tmp)
+                checks.group(f"A {alg} {' '.join(flags)}".rstrip(), check_a, alg, flags, tmp)
 
         print("# Direction B: cryptography -> TokenMint")
         rsa_algs = [a for a in ALGS if a[:2] in ("RS", "PS")]
@@ -267,12 +245,11 @@ def main():
             for alg in algs:
                 for form in (["raw", "der"] if alg.startswith("ES") else [None]):
                     label = f"{key_name}-{alg}" + (f"-{form}" if form else "")
-                    run_group(f"B {alg} {key_name}" + (f" {form}" if form else ""),
+                    checks.group(f"B {alg} {key_name}" + (f" {form}" if form else ""),
                               check_b, alg, priv, form, tmp, label)
-        run_group("B malformed key/signature input -> exit 2", check_bad_input, tmp)
+        checks.group("B malformed key/signature input -> exit 2", check_bad_input, tmp)
 
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return checks.summary()
 
 
 if __name__ == "__main__":

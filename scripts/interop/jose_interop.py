@@ -32,6 +32,8 @@ from joserfc.errors import JoseError
 from joserfc.jwk import ECKey, OctKey, OKPKey, RSAKey, import_key
 from joserfc.jwt import JWTClaimsRegistry
 
+from tmcli import Checks, Fail, expect
+
 TOKENMINT = os.environ.get("TOKENMINT", ".build/debug/tokenmint")
 ALGS = ["EdDSA", "ES256", "ES384", "ES512", "RS256", "RS384", "RS512",
         "PS256", "PS384", "PS512", "HS256", "HS384", "HS512"]
@@ -49,16 +51,7 @@ SCOPE = "pay refund"
 TTL = 300
 LEEWAY = 5  # seconds of clock slack for the Python verifiers (iat is "now")
 
-passed = failed = 0
-
-
-class Fail(Exception):
-    pass
-
-
-def expect(cond, msg):
-    if not cond:
-        raise Fail(msg)
+checks = Checks()
 
 
 def b64url(raw):
@@ -412,21 +405,6 @@ def check_usage(tmp):
     expect(p.returncode == 2, f"jwt verify without a token: exit {p.returncode}, want 2")
 
 
-def run_group(name, fn, *args):
-    global passed, failed
-    try:
-        fn(*args)
-    except Fail as e:
-        detail = str(e)
-    except Exception as e:  # a crash in a group is a failure of that group, not of the run
-        detail = f"{type(e).__name__}: {e}"
-    else:
-        passed += 1
-        print(f"ok    {name}")
-        return
-    failed += 1
-    print(f"FAIL  {name}: {detail}")
-
 
 def main():
     warnings.simplefilter("ignore")  # joserfc's SecurityWarning (EdDSA, HS*), PyJWT key-length warnings
@@ -438,28 +416,27 @@ def main():
         made = {}  # alg -> path of the JWK TokenMint generated in group A
         print("# A: TokenMint -> joserfc, PyJWT")
         for alg in ALGS:
-            run_group(f"A {alg} keygen --jwk, jwt sign", check_a, alg, tmp, made)
+            checks.group(f"A {alg} keygen --jwk, jwt sign", check_a, alg, tmp, made)
         for alg in ALGS:
             if not alg.startswith("HS"):
-                run_group(f"A {alg} jwt sign with a PEM key", check_a_pem, alg, tmp)
+                checks.group(f"A {alg} jwt sign with a PEM key", check_a_pem, alg, tmp)
         print("# B: joserfc -> TokenMint")
         for alg in ALGS:
-            run_group(f"B {alg} jwt verify", check_b, alg, tmp)
+            checks.group(f"B {alg} jwt verify", check_b, alg, tmp)
         print("# C: RFC 7638 thumbprints")
         for alg in ALGS:
-            run_group(f"C {alg} jwk thumbprint", check_c, alg, tmp, made)
+            checks.group(f"C {alg} jwk thumbprint", check_c, alg, tmp, made)
         print("# D: JWKS key selection by kid")
-        run_group("D jwks ES256 + ES256", check_d, "es", ["ES256", "ES256"], tmp)
-        run_group("D jwks RS256 + EdDSA", check_d, "mixed", ["RS256", "EdDSA"], tmp)
+        checks.group("D jwks ES256 + ES256", check_d, "es", ["ES256", "ES256"], tmp)
+        checks.group("D jwks RS256 + EdDSA", check_d, "mixed", ["RS256", "EdDSA"], tmp)
         print("# E: algorithm confusion and unsecured tokens")
-        run_group("E HS256 keyed with an RSA public key", check_e_confusion, tmp)
-        run_group("E alg none", check_e_none, tmp)
+        checks.group("E HS256 keyed with an RSA public key", check_e_confusion, tmp)
+        checks.group("E alg none", check_e_none, tmp)
         print("# F: claim rules and usage errors")
-        run_group("F aud lists, exp required, --now, --leeway", check_f, tmp)
-        run_group("F usage errors exit 2", check_usage, tmp)
+        checks.group("F aud lists, exp required, --now, --leeway", check_f, tmp)
+        checks.group("F usage errors exit 2", check_usage, tmp)
 
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return checks.summary()
 
 
 if __name__ == "__main__":

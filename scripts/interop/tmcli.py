@@ -7,6 +7,16 @@ import subprocess
 TOKENMINT = os.path.abspath(os.environ.get("TOKENMINT", ".build/debug/tokenmint"))
 
 
+class Fail(Exception):
+    """A failed check; its message says what was wrong."""
+
+
+def expect(cond, msg):
+    """Raises Fail(msg) unless cond holds."""
+    if not cond:
+        raise Fail(msg)
+
+
 class Checks:
     """Counts and prints checks; `summary()` prints `N passed, M failed`."""
 
@@ -20,6 +30,27 @@ class Checks:
         else:
             self.failed += 1
             print(f"FAIL {name} {detail}")
+
+    def group(self, name, fn, *args):
+        """Runs fn(*args) as one check: it passes unless it raises. A crash in
+        one check is a failure of that check, not of the run."""
+        try:
+            fn(*args)
+        except Fail as e:
+            detail = str(e)
+        except Exception as e:
+            detail = f"{type(e).__name__}: {e}"
+        else:
+            self.passed += 1
+            print(f"ok    {name}")
+            return True
+        self.fail(f"{name}: {detail}")
+        return False
+
+    def fail(self, message):
+        """Counts and prints a failure that happened outside a check."""
+        self.failed += 1
+        print(f"FAIL  {message}")
 
     def summary(self):
         print(f"{self.passed} passed, {self.failed} failed")

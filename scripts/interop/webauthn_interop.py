@@ -74,6 +74,8 @@ from fido2.webauthn import (
     UserVerificationRequirement,
 )
 
+from tmcli import Checks, Fail, expect
+
 TOKENMINT = os.environ.get("TOKENMINT", ".build/debug/tokenmint")
 VERSIONS = {name: importlib.metadata.version(name) for name in ("webauthn", "fido2", "cryptography")}
 RP_ID = "tokenmint.test"
@@ -93,16 +95,7 @@ FLAG_UP, FLAG_UV, FLAG_BE, FLAG_BS, FLAG_AT, FLAG_ED = 0x01, 0x04, 0x08, 0x10, 0
 SIG_FLIP_INDEX = -1
 AUTHDATA_FLIP_INDEX = 33
 
-passed = failed = 0
-
-
-class Fail(Exception):
-    pass
-
-
-def expect(cond, msg):
-    if not cond:
-        raise Fail(msg)
+checks = Checks()
 
 
 # ---- base64url -------------------------------------------------------------
@@ -1087,31 +1080,15 @@ def check_d(alg, fmt, tmp):
 
 # ---- driver ---------------------------------------------------------------------------
 
-def run_check(name, fn, *args):
-    global passed, failed
-    try:
-        fn(*args)
-    except Fail as e:
-        detail = str(e)
-    except Exception as e:  # a crash in a check is a failure of that check, not of the run
-        detail = f"{type(e).__name__}: {e}"
-    else:
-        passed += 1
-        print(f"ok    {name}")
-        return True
-    failed += 1
-    print(f"FAIL  {name}: {detail}")
-    return False
-
 
 def run_self_tests():
     print("# S: this script's CBOR and hand-built credentials (py_webauthn {webauthn}, python-fido2 {fido2},"
           " cryptography {cryptography})".format(**VERSIONS))
-    run_check("S CBOR encoder/decoder (RFC 8949 vectors, python-fido2's encoder, strictness)", check_s_cbor)
-    run_check("S hand-built registrations verify (py_webauthn, python-fido2)", check_s_registrations)
-    run_check("S hand-built assertions verify with increasing counts", check_s_assertions)
-    run_check("S every group C negative is refused by py_webauthn or python-fido2", check_s_negatives)
-    run_check("S python-fido2-built credentials verify (py_webauthn)", check_s_fido2_built)
+    checks.group("S CBOR encoder/decoder (RFC 8949 vectors, python-fido2's encoder, strictness)", check_s_cbor)
+    checks.group("S hand-built registrations verify (py_webauthn, python-fido2)", check_s_registrations)
+    checks.group("S hand-built assertions verify with increasing counts", check_s_assertions)
+    checks.group("S every group C negative is refused by py_webauthn or python-fido2", check_s_negatives)
+    checks.group("S python-fido2-built credentials verify (py_webauthn)", check_s_fido2_built)
 
 
 def run_cli_checks(tmp):
@@ -1120,41 +1097,41 @@ def run_cli_checks(tmp):
         for att in ("none", "packed"):
             ctx = {}
             tag = f"A {alg}/{att}"
-            run_check(f"{tag} register, verify_registration_response", a_register, ctx, alg, att, tmp)
-            run_check(f"{tag} register output: toJSON() shape, §5.8.1.1 clientDataJSON, CTAP2-canonical CBOR",
+            checks.group(f"{tag} register, verify_registration_response", a_register, ctx, alg, att, tmp)
+            checks.group(f"{tag} register output: toJSON() shape, §5.8.1.1 clientDataJSON, CTAP2-canonical CBOR",
                       a_shape, ctx, alg, att)
-            run_check(f"{tag} 3 assertions, verify_authentication_response, counts rise", a_assert, ctx)
-            run_check(f"{tag} flipped signature byte refused", a_tampered, ctx, "signature", SIG_FLIP_INDEX)
-            run_check(f"{tag} flipped authenticatorData byte refused", a_tampered, ctx,
+            checks.group(f"{tag} 3 assertions, verify_authentication_response, counts rise", a_assert, ctx)
+            checks.group(f"{tag} flipped signature byte refused", a_tampered, ctx, "signature", SIG_FLIP_INDEX)
+            checks.group(f"{tag} flipped authenticatorData byte refused", a_tampered, ctx,
                       "authenticatorData", AUTHDATA_FLIP_INDEX)
-    run_check("A ES256/packed --resident --uv: discoverable assert, userHandle, UV", a_resident_uv, tmp)
+    checks.group("A ES256/packed --resident --uv: discoverable assert, userHandle, UV", a_resident_uv, tmp)
 
     print("# B: TokenMint authenticator -> python-fido2 Fido2Server")
     for alg, att, uv in (("ES256", "none", False), ("ES256", "packed", True),
                          ("EdDSA", "none", True), ("EdDSA", "packed", False)):
-        run_check(f"B {alg}/{att}{' --uv' if uv else ''} register_complete, 3 x authenticate_complete,"
+        checks.group(f"B {alg}/{att}{' --uv' if uv else ''} register_complete, 3 x authenticate_complete,"
                   " tampered/stale refused", check_b, alg, att, uv, tmp)
 
     print("# C: hand-built credentials (cryptography, CTAP2 CBOR) -> TokenMint RP")
     ctx = {}
-    run_check("C verify-registration accepts packed self attestation (ES256)", c_setup, ctx, tmp)
-    run_check("C verify-registration accepts none + UV/BE/BS (inline JSON); UV assertion", c_setup_b, ctx)
-    run_check("C verify-assertion accepts signCount 1, 2, 5", c_assertions, ctx)
+    checks.group("C verify-registration accepts packed self attestation (ES256)", c_setup, ctx, tmp)
+    checks.group("C verify-registration accepts none + UV/BE/BS (inline JSON); UV assertion", c_setup_b, ctx)
+    checks.group("C verify-assertion accepts signCount 1, 2, 5", c_assertions, ctx)
     # (built even when the steps above failed, so that every run prints the same checks)
     a = ctx.get("a") or HandAuthenticator("ES256")
     last_challenge = ctx.get("last_challenge") or new_challenge()
     last = ctx.get("last") or a.assertion(last_challenge, 5)
     for label, asr, ch, require_uv, _ in assertion_negatives(a, 5, last, last_challenge):
-        run_check(f"C verify-assertion refuses: {label}", c_assertion_negative, ctx, asr, ch, require_uv)
+        checks.group(f"C verify-assertion refuses: {label}", c_assertion_negative, ctx, asr, ch, require_uv)
     trailing_author = None
     for label, reg, ch, require_uv, _, author in registration_negatives():
-        run_check(f"C verify-registration refuses: {label}", c_registration_negative, ctx, reg, ch,
+        checks.group(f"C verify-registration refuses: {label}", c_registration_negative, ctx, reg, ch,
                   require_uv)
         if "after the attestationObject" in label:
             trailing_author = author
-    run_check("C verify-assertion refuses a credential whose registration was refused (trailing bytes)",
+    checks.group("C verify-assertion refuses a credential whose registration was refused (trailing bytes)",
               c_refused_credential_unknown, ctx, trailing_author)
-    run_check("C refused assertions left the stored signCount alone (6 accepted after 5)",
+    checks.group("C refused assertions left the stored signCount alone (6 accepted after 5)",
               c_count_untouched, ctx)
 
     print("# D: a second external source")
@@ -1162,23 +1139,20 @@ def run_cli_checks(tmp):
           " drives a CTAP device over USB HID or PC/SC); using its WebAuthn data classes and CBOR"
           " encoder to build credentials instead")
     for alg, fmt in (("EdDSA", "packed"), ("ES256", "none")):
-        run_check(f"D python-fido2-built {alg}/{fmt}: verify-registration, 2 assertions, tampered refused",
+        checks.group(f"D python-fido2-built {alg}/{fmt}: verify-registration, 2 assertions, tampered refused",
                   check_d, alg, fmt, tmp)
 
 
 def main(argv):
-    global failed
     self_test_only = "--self-test" in argv
     run_self_tests()
     if not self_test_only:
         if not (os.path.isfile(TOKENMINT) and os.access(TOKENMINT, os.X_OK)):
-            failed += 1
-            print(f"FAIL  tokenmint CLI not found or not executable: {TOKENMINT} (set TOKENMINT)")
+            checks.fail(f"tokenmint CLI not found or not executable: {TOKENMINT} (set TOKENMINT)")
         else:
             with tempfile.TemporaryDirectory(prefix="tokenmint-webauthn-interop-") as tmp:
                 run_cli_checks(tmp)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return checks.summary()
 
 
 if __name__ == "__main__":
