@@ -121,11 +121,17 @@ public actor LocalTokenIssuer {
     }
 
     func newFamilyMember(account: String, clientID: String, scopes: [String], family: String) throws(AuthError) -> OAuthToken {
+        try transaction { tx in try newFamilyMember(account: account, clientID: clientID, scopes: scopes, family: family, in: tx) }
+    }
+
+    /// Signs an access token and writes a new refresh token of `family` in
+    /// `tx`: the pair exists only if the transaction commits.
+    func newFamilyMember(account: String, clientID: String, scopes: [String], family: String, in tx: any StoreTransaction) throws -> OAuthToken {
         let (access, expiresAt) = try accessToken(account: account, clientID: clientID, scopes: scopes, lifetime: accessLifetime)
         let refresh = Base64URL.encode(SecureRandom.bytes(count: 32))
         let record = RefreshRecord(account: account, clientID: clientID, scopes: scopes, family: family, expiresAt: clock() + refreshLifetime, used: false)
         guard let data = try? JSONEncoder().encode(record) else { throw AuthError(.internalFailure, "cannot encode") }
-        try transaction { tx in try tx.setValue(LocalTokenIssuer.hashName(refresh), Array(data)) }
+        try tx.setValue(LocalTokenIssuer.hashName(refresh), Array(data))
         return OAuthToken(accessToken: access, refreshToken: refresh, expiresAt: expiresAt, elevated: false, account: account)
     }
 
@@ -134,9 +140,10 @@ public actor LocalTokenIssuer {
     public func refresh(_ refreshToken: String) throws(AuthError) -> OAuthToken {
         let name = LocalTokenIssuer.hashName(refreshToken)
         let now = clock()
-        enum Outcome { case fresh(RefreshRecord), reused(RefreshRecord), revoked(RefreshRecord), expired(RefreshRecord), unknown }
-        // One transaction decides, and its writes (spending the token, or
-        // revoking the family on reuse) are committed before any error is thrown.
+        enum Outcome { case fresh(RefreshRecord, OAuthToken), reused(RefreshRecord), revoked(RefreshRecord), expired(RefreshRecord), unknown }
+        // One transaction decides and writes: spending the token together with
+        // its successor (so a failed commit spends nothing), or revoking the
+        // family on reuse, committed before the error is thrown.
         let outcome: Outcome = try transaction { tx in
             guard let data = try tx.value(name), var record = try? JSONDecoder().decode(RefreshRecord.self, from: Data(data)) else {
                 return .unknown
@@ -149,11 +156,14 @@ public actor LocalTokenIssuer {
             guard record.expiresAt > now else { return .expired(record) }
             record.used = true
             try tx.setValue(name, [UInt8]((try? JSONEncoder().encode(record)) ?? Data()))
-            return .fresh(record)
+            let successor = try newFamilyMember(
+                account: record.account, clientID: record.clientID, scopes: record.scopes, family: record.family, in: tx)
+            return .fresh(record, successor)
         }
-        let record: RefreshRecord
         switch outcome {
-        case .fresh(let r): record = r
+        case .fresh(let record, let successor):
+            logger.info("refresh token rotated", metadata: ["account": "\(record.account)", "family": "\(record.family)"])
+            return successor
         case .reused(let r):
             throw refused(AuthError(.refreshTokenReused, "a spent refresh token was presented again; its family is revoked"),
                           ["account": "\(r.account)", "client_id": "\(r.clientID)", "family": "\(r.family)"])
@@ -162,8 +172,6 @@ public actor LocalTokenIssuer {
         case .expired(let r): throw refused(AuthError(.refreshTokenInvalid, "the refresh token expired"), ["account": "\(r.account)"])
         case .unknown: throw refused(AuthError(.refreshTokenInvalid, "unknown refresh token"))
         }
-        logger.info("refresh token rotated", metadata: ["account": "\(record.account)", "family": "\(record.family)"])
-        return try newFamilyMember(account: record.account, clientID: record.clientID, scopes: record.scopes, family: record.family)
     }
 
     // MARK: Step-up

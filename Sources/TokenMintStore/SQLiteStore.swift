@@ -75,23 +75,48 @@ public final class SQLiteStore: KeyValueStore, ReplayLedger, @unchecked Sendable
     static let maximumValueBytes = 1 << 20
 
     /// Opens (or creates) the store at `path` with the master key from `keySource`.
+    ///
+    /// A store on read-only media (a read-only mount, a file without write
+    /// permission) opens for reading: lookups work, and every write throws
+    /// `readOnly`.
     /// - Throws: `wrongMasterKey` when the key does not open this store,
     ///   `corrupted` when the file is not a store, `cannotOpen`, `readOnly`, `diskFull`.
     public init(path: String, masterKey keySource: MasterKeySource) throws(StoreError) {
         self.path = path
+        let handle: OpaquePointer
+        do { handle = try SQLiteStore.connect(path, readOnly: false) } catch {
+            guard SQLiteStore.isOnReadOnlyMedia(path) else { throw error }
+            handle = try SQLiteStore.connect(path, readOnly: true)
+        }
+        db = handle
+        do {
+            let salt = try SQLiteStore.metaSalt(db)
+            masterKey = try SQLiteStore.resolve(keySource, salt: salt)
+            try SQLiteStore.checkMasterKey(db, masterKey)
+        } catch {
+            sqlite3_close(db)
+            throw error
+        }
+    }
+
+    /// Opens the database and, for writing, sets the journal up and creates the tables.
+    static func connect(_ path: String, readOnly: Bool) throws(StoreError) -> OpaquePointer {
         var handle: OpaquePointer? = nil
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX
-        let status = sqlite3_open_v2(path, &handle, flags, nil)
+        // Read-only media cannot hold the WAL index, so the file is opened
+        // as immutable: nobody can change it while it is mounted read-only.
+        let status = readOnly
+            ? sqlite3_open_v2("file:\(SQLiteStore.uriEscaped(path))?immutable=1", &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, nil)
+            : sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nil)
         guard status == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close(handle)
             throw StoreError(.cannotOpen, "cannot open \(path): \(message)")
         }
-        db = handle
+        if readOnly { return handle }
         chmod(path, 0o600)  // secrets are sealed; the rest is still nobody else's business
-        sqlite3_busy_timeout(db, 5000)
+        sqlite3_busy_timeout(handle, 5000)
         do {
-            try SQLiteStore.execute(db, """
+            try SQLiteStore.execute(handle, """
                 PRAGMA journal_mode=WAL;
                 PRAGMA synchronous=FULL;
                 PRAGMA secure_delete=ON;
@@ -102,13 +127,31 @@ public final class SQLiteStore: KeyValueStore, ReplayLedger, @unchecked Sendable
                 CREATE TABLE IF NOT EXISTS ledger (id BLOB PRIMARY KEY, expires_at INTEGER NOT NULL);
                 CREATE INDEX IF NOT EXISTS ledger_expiry ON ledger (expires_at);
                 """)
-            let salt = try SQLiteStore.metaSalt(db)
-            masterKey = try SQLiteStore.resolve(keySource, salt: salt)
-            try SQLiteStore.checkMasterKey(db, masterKey)
         } catch {
-            sqlite3_close(db)
+            sqlite3_close(handle)
             throw error
         }
+        return handle
+    }
+
+    /// Whether `path` is an existing file this process cannot write, or lies
+    /// in a folder it cannot write (where SQLite keeps its journal).
+    static func isOnReadOnlyMedia(_ path: String) -> Bool {
+        guard access(path, F_OK) == 0 else { return false }
+        let folder = (path as NSString).deletingLastPathComponent
+        return access(path, W_OK) != 0 || access(folder.isEmpty ? "." : folder, W_OK) != 0
+    }
+
+    /// `path` with the characters a SQLite URI gives meaning to percent-encoded.
+    static func uriEscaped(_ path: String) -> String {
+        var out = ""
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"), 0..<0x20, 0x7f...: out += String(format: "%%%02X", byte)
+            default: out.unicodeScalars.append(Unicode.Scalar(byte))
+            }
+        }
+        return out
     }
 
     deinit { sqlite3_close(db) }

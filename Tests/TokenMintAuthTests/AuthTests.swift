@@ -279,3 +279,62 @@ struct AuthTests {
         #expect(try await exchange.user(for: UserToken(laterToken)) == account)
     }
 }
+
+/// A store that has no room for new entries (a full disk): a transaction that
+/// adds a name fails with `diskFull` and keeps nothing; updates in place fit.
+final class FullDiskStore: KeyValueStore, @unchecked Sendable {
+    let inner = InMemoryStore()
+    private let lock = NSLock()
+    private var full = false
+    var isFull: Bool {
+        get { lock.withLock { full } }
+        set { lock.withLock { full = newValue } }
+    }
+
+    final class Transaction: StoreTransaction {
+        let inner: any StoreTransaction
+        let full: Bool
+        init(_ inner: any StoreTransaction, full: Bool) { self.inner = inner; self.full = full }
+        func room(_ name: String) throws(StoreError) {
+            if full, try inner.value(name) == nil, try inner.secret(name) == nil { throw StoreError(.diskFull, "no room for \(name)") }
+        }
+        func value(_ name: String) throws(StoreError) -> [UInt8]? { try inner.value(name) }
+        func setValue(_ name: String, _ value: [UInt8]) throws(StoreError) { try room(name); try inner.setValue(name, value) }
+        func secret(_ name: String) throws(StoreError) -> SecureBytes? { try inner.secret(name) }
+        func setSecret(_ name: String, _ value: SecureBytes) throws(StoreError) { try room(name); try inner.setSecret(name, value) }
+        func remove(_ name: String) throws(StoreError) { try inner.remove(name) }
+        func counter(_ name: String) throws(StoreError) -> Int64 { try inner.counter(name) }
+        func setCounter(_ name: String, _ value: Int64) throws(StoreError) { try inner.setCounter(name, value) }
+        func increment(_ name: String, by delta: Int64) throws(StoreError) -> Int64 { try inner.increment(name, by: delta) }
+    }
+
+    func transaction<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
+        let full = isFull
+        return try inner.transaction { tx in try body(Transaction(tx, full: full)) }
+    }
+
+    func reset() throws(StoreError) { try inner.reset() }
+}
+
+@Suite("Auth on a full disk")
+struct AuthFullDiskTests {
+    // Regression: refresh used to spend the presented token in one transaction
+    // and write its successor in a second; when the second failed (disk full)
+    // the token was spent with no pair handed out, and the client's retry was
+    // taken for reuse and revoked the whole family.
+    @Test("a refresh that cannot store its successor spends nothing; the same token works once there is room")
+    func refreshOnFullDisk() async throws {
+        let store = FullDiskStore()
+        let issuer = try LocalTokenIssuer(store: store, issuer: "https://auth.example", audience: "https://api.example",
+                                          relyingParty: RelyingPartyPolicy(rpID: "example.org", origins: ["https://example.org"]))
+        let pair = try await issuer.issue(account: "alice", clientID: "app")
+        let token = try #require(pair.refreshToken)
+        store.isFull = true
+        await #expect(throws: AuthError.self) { _ = try await issuer.refresh(token) }
+        await #expect(throws: AuthError.self) { _ = try await issuer.issue(account: "bob", clientID: "app") }
+        store.isFull = false
+        let next = try await issuer.refresh(token)
+        #expect(next.refreshToken != token)
+        _ = try await issuer.refresh(try #require(next.refreshToken))
+    }
+}
