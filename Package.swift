@@ -117,6 +117,10 @@ let package = Package(
             dependencies: ["TokenMintJOSE", "TokenMintCrypto", "TokenMintVectors"],
             swiftSettings: strictSettings),
         .testTarget(
+            name: "TokenMintStressTests",
+            dependencies: ["TokenMintCrypto", "TokenMintJOSE", "TokenMintPay", "TokenMintStore", "TokenMintWebAuthn"],
+            swiftSettings: strictSettings),
+        .testTarget(
             name: "TokenMintCryptoTests",
             dependencies: ["TokenMintCrypto", "TokenMint", "TokenMintVectors"],
             swiftSettings: strictSettings),

@@ -24,9 +24,12 @@ public struct OAuthToken: Sendable, Hashable, Codable {
 /// tokens after a FIDO2 assertion for the account verifies.
 public actor LocalTokenIssuer {
     let store: any KeyValueStore
-    let signer: JWTSigner
-    /// The keys that verify this issuer's tokens.
-    public let verificationKeys: JWKSet
+    let keyRing: JWTKeyRing
+    /// When the previous signing key stops verifying (nil: there is none).
+    var previousKeyUntil: Int64?
+    /// The keys that verify this issuer's tokens: the signing key, and after
+    /// a rotation the previous one until the tokens it signed have expired.
+    public nonisolated var verificationKeys: JWKSet { keyRing.verificationKeys }
     /// `iss`.
     public let issuer: String
     /// `aud` of access tokens.
@@ -49,21 +52,27 @@ public actor LocalTokenIssuer {
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) },
         logger: Logger = Logger(label: "tokenmint.auth", factory: { _ in SwiftLogNoOpLogHandler() })
     ) throws(AuthError) {
-        let seed: SecureBytes
+        let seeds: (current: SecureBytes, previous: SecureBytes?, until: Int64?)
+        let now = clock()
         do {
-            seed = try store.transaction { tx in
-                if let existing = try tx.secret("auth.signingKey") { return existing }
-                let fresh = SecureBytes(randomCount: 32)
-                try tx.setSecret("auth.signingKey", fresh)
-                return fresh
+            seeds = try store.transaction { tx in
+                let current: SecureBytes
+                if let existing = try tx.secret(Self.signingKeyName) {
+                    current = existing
+                } else {
+                    current = SecureBytes(randomCount: 32)
+                    try tx.setSecret(Self.signingKeyName, current)
+                }
+                guard let previous = try tx.secret(Self.previousKeyName), let until = try tx.value(Self.previousKeyUntilName),
+                    let time = Int64(String(decoding: until, as: UTF8.self)), time > now
+                else { return (current, nil, nil) }
+                return (current, previous, time)
             }
         } catch { throw AuthError(.internalFailure, "cannot read the signing key: \(error)") }
         do {
-            let key = try Ed25519.PrivateKey(rawRepresentation: seed.unsafeCopy)
-            var jwk = JWK(key, algorithm: .EdDSA)
-            jwk.keyID = jwk.thumbprint()
-            self.signer = try JWTSigner(key: jwk, type: "at+jwt")
-            self.verificationKeys = try JWKSet(keys: [jwk])
+            self.keyRing = try JWTKeyRing(signingKey: try Self.signingJWK(seeds.previous ?? seeds.current), type: "at+jwt")
+            if seeds.previous != nil { try keyRing.rotate(to: try Self.signingJWK(seeds.current)) }
+            self.previousKeyUntil = seeds.until
         } catch { throw AuthError(.internalFailure, "cannot use the signing key: \(error)") }
         self.store = store
         self.issuer = issuer
@@ -74,6 +83,44 @@ public actor LocalTokenIssuer {
         self.elevatedLifetime = elevatedLifetime
         self.relyingParty = RelyingPartyVerifier(policy: relyingParty)
         self.logger = logger
+    }
+
+    static let signingKeyName = "auth.signingKey"
+    static let previousKeyName = "auth.signingKey.previous"
+    static let previousKeyUntilName = "auth.signingKey.previous.until"
+
+    static func signingJWK(_ seed: SecureBytes) throws -> JWK {
+        var jwk = JWK(try Ed25519.PrivateKey(rawRepresentation: seed.unsafeCopy), algorithm: .EdDSA)
+        jwk.keyID = jwk.thumbprint()
+        return jwk
+    }
+
+    /// Replaces the signing key with a fresh one, sealed in the store. The
+    /// previous key keeps verifying for one access-token lifetime (the
+    /// tokens it signed expire by then); a key it replaced earlier is
+    /// retired now. Other issuers on the same store pick the new key up
+    /// when they are created.
+    /// - Returns: The new key's `kid`.
+    @discardableResult
+    public func rotateSigningKey() throws(AuthError) -> String {
+        let fresh = SecureBytes(randomCount: 32)
+        let jwk: JWK
+        do { jwk = try Self.signingJWK(fresh) } catch { throw AuthError(.internalFailure, "cannot use the new signing key: \(error)") }
+        let retired = keyRing.verificationKeys.keys.dropFirst().compactMap(\.keyID)
+        let until = clock() + accessLifetime
+        try transaction { tx in
+            guard let current = try tx.secret(Self.signingKeyName) else { throw AuthError(.internalFailure, "the signing key is gone") }
+            try tx.setSecret(Self.previousKeyName, current)
+            try tx.setValue(Self.previousKeyUntilName, Array(String(until).utf8))
+            try tx.setSecret(Self.signingKeyName, fresh)
+        }
+        do {
+            try keyRing.rotate(to: jwk)
+            for keyID in retired { try keyRing.retire(keyID: keyID) }
+        } catch { throw AuthError(.internalFailure, "cannot rotate: \(error)") }
+        previousKeyUntil = until
+        logger.info("signing key rotated", metadata: ["kid": "\(jwk.keyID ?? "")", "previous_until": "\(until)"])
+        return jwk.keyID ?? ""
     }
 
     /// Logs a refusal and returns the error to throw.
@@ -108,7 +155,7 @@ public actor LocalTokenIssuer {
         for member in extra { claims.additional.set(member.name, member.value) }
         logger.info("access token", metadata: ["account": "\(account)", "client_id": "\(clientID)", "jti": "\(claims.jwtID ?? "")",
                                                "scope": "\(scopes.joined(separator: " "))", "exp": "\(now + lifetime)"])
-        do { return (try signer.sign(claims), now + lifetime) } catch { throw AuthError(.internalFailure, "signing failed: \(error.code)") }
+        do { return (try keyRing.sign(claims), now + lifetime) } catch { throw AuthError(.internalFailure, "signing failed: \(error.code)") }
     }
 
     /// Issues an account token (access + refresh) for `account`.
@@ -252,9 +299,13 @@ public actor LocalTokenIssuer {
 
     /// Verifies an access token of this issuer (account or elevated).
     public func verify(_ accessToken: String) throws(AuthError) -> VerifiedJWT {
+        if let until = previousKeyUntil, clock() >= until {
+            for keyID in keyRing.verificationKeys.keys.dropFirst().compactMap(\.keyID) { _ = try? keyRing.retire(keyID: keyID) }
+            previousKeyUntil = nil
+        }
         var validation = JWTValidation.accessToken(issuer: issuer, audience: audience)
         validation.clock = clock
-        do { return try JWTVerifier(keys: verificationKeys, validation: validation).verify(accessToken) } catch {
+        do { return try JWTVerifier(keys: keyRing.verificationKeys, validation: validation).verify(accessToken) } catch {
             throw AuthError(.accessTokenInvalid, "\(error.code)")
         }
     }

@@ -6,7 +6,7 @@ struct AuthCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "auth", abstract: "OAuth tokens with a FIDO2 step-up, and the service-key user-token exchange.",
         discussion: "Issuer state (signing key, refresh-token hashes, passkeys, challenges) lives in auth.sqlite in the --store folder.",
-        subcommands: [Issue.self, Refresh.self, Passkey.self, Challenge.self, Elevate.self, Verify.self, JWKS.self, Exchange.self])
+        subcommands: [Issue.self, Refresh.self, Passkey.self, Challenge.self, Elevate.self, Verify.self, JWKS.self, RotateKey.self, Exchange.self])
 
     struct IssuerOptions: ParsableArguments {
         @OptionGroup var store: StoreOptions
@@ -118,6 +118,14 @@ struct AuthCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "jwks", abstract: "Print the issuer's public JWK Set.")
         @OptionGroup var options: IssuerOptions
         func run() async throws { print(try await options.makeIssuer().verificationKeys.json) }
+    }
+
+    struct RotateKey: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rotate-key",
+            abstract: "Replace the signing key; the previous one verifies for one access-token lifetime. Prints the new kid.")
+        @OptionGroup var options: IssuerOptions
+        func run() async throws { print(try await options.makeIssuer().rotateSigningKey()) }
     }
 
     struct Exchange: AsyncParsableCommand {

@@ -316,6 +316,41 @@ final class FullDiskStore: KeyValueStore, @unchecked Sendable {
     func reset() throws(StoreError) { try inner.reset() }
 }
 
+@Suite("Issuer key rotation")
+struct IssuerKeyRotationTests {
+    @Test("a rotated key is persisted; the previous one verifies for one access lifetime, the one before is retired")
+    func rotation() async throws {
+        let store = InMemoryStore()
+        let clock = TestClock()
+        func issuer() throws -> LocalTokenIssuer {
+            try LocalTokenIssuer(store: store, issuer: "https://auth.example", audience: "https://api.example",
+                                 relyingParty: RelyingPartyPolicy(rpID: "example.org", origins: ["https://example.org"]),
+                                 clock: { clock.now })
+        }
+        let a = try issuer()
+        let firstKid = try #require(a.verificationKeys.keys.first?.keyID)
+        let before = try await a.issue(account: "alice", clientID: "app")
+        let secondKid = try await a.rotateSigningKey()
+        #expect(a.verificationKeys.keys.compactMap(\.keyID) == [secondKid, firstKid])
+        let after = try await a.issue(account: "alice", clientID: "app")
+        _ = try await a.verify(before.accessToken)
+        _ = try await a.verify(after.accessToken)
+        // A second issuer on the same store (another process) sees the same keys.
+        #expect(try issuer().verificationKeys.keys.compactMap(\.keyID) == [secondKid, firstKid])
+        // After one access lifetime the previous key is gone from new issuers.
+        clock.advance(601)
+        #expect(try issuer().verificationKeys.keys.compactMap(\.keyID) == [secondKid])
+        // …and from this one once it verifies: the old key's tokens are refused.
+        await #expect(throws: AuthError.self) { _ = try await a.verify(before.accessToken) }
+        #expect(a.verificationKeys.keys.compactMap(\.keyID) == [secondKid])
+        // Rotating again retires the first key at once.
+        let thirdKid = try await a.rotateSigningKey()
+        #expect(a.verificationKeys.keys.compactMap(\.keyID) == [thirdKid, secondKid])
+        _ = try await a.rotateSigningKey()
+        #expect(!a.verificationKeys.keys.compactMap(\.keyID).contains(secondKid), "a rotation retires the key before the previous one")
+    }
+}
+
 @Suite("Auth on a full disk")
 struct AuthFullDiskTests {
     // Regression: refresh used to spend the presented token in one transaction

@@ -167,3 +167,28 @@ struct JWTTests {
         expectJOSE(.invalidKey) { _ = try JWKSet(json: #"{"keys":[{"kty":"EC","crv":"P-256","x":"AA","y":"AA"}]}"#) }
     }
 }
+
+@Suite("JWT key ring")
+struct JWTKeyRingTests {
+    @Test("rotation keeps old tokens verifying until their key is retired; kids are unique; the signing key cannot be retired")
+    func rotateAndRetire() throws {
+        let ring = try JWTKeyRing(signingKey: try JWK.generate(for: .EdDSA), validation: JWTTests.validation())
+        let first = try #require(ring.signingKey.keyID)
+        #expect(first == ring.signingKey.thumbprint(), "a key without kid gets its thumbprint")
+        let old = try ring.sign(JWTTests.claims())
+        try ring.rotate(to: try JWK.generate(for: .ES256, keyID: "second"))
+        let new = try ring.sign(JWTTests.claims())
+        #expect(try UnverifiedJWT.decode(new).header["kid"]?.stringValue == "second")
+        #expect(ring.verificationKeys.keys.compactMap(\.keyID) == ["second", first])
+        #expect(ring.verificationKeys.keys.allSatisfy { !$0.isPrivate }, "the published set holds public halves only")
+        _ = try ring.verify(old)
+        _ = try ring.verify(new)
+        expectJOSE(.ambiguousKey) { try ring.rotate(to: try JWK.generate(for: .EdDSA, keyID: first)) }
+        #expect(throws: JOSEError.self) { try ring.retire(keyID: "second") }
+        #expect(try ring.retire(keyID: first))
+        #expect(try !ring.retire(keyID: first))
+        #expect(throws: JOSEError.self) { _ = try ring.verify(old) }
+        _ = try ring.verify(new)
+        #expect(throws: JOSEError.self) { try ring.rotate(to: try JWK.generate(for: .ES256).publicKey!) }
+    }
+}
