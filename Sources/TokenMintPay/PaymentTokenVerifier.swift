@@ -12,27 +12,90 @@ public struct VerifiedPaymentToken: Sendable {
 }
 
 /// The cash-desk / backend side: checks a payment token's form, its Ed25519
-/// signature with the enrolled device key, its age, and that it is used once.
+/// signature with the enrolled device key, its age, for an offline token
+/// (when asked) that its counter value was granted to the device, and that it
+/// is used once.
+///
+/// The state lives in a ``VerifierStore``: ``SQLiteStore`` on one machine,
+/// `PostgresVerifierStore` (product `TokenMintPostgres`) when many verifiers
+/// share it. A token is accepted once, whichever verifier sees it.
 public struct PaymentTokenVerifier: Sendable {
-    let ledger: any ReplayLedger
+    let store: any VerifierStore
     /// Token lifetime in seconds.
     public let lifetime: Int64
     /// Clock skew allowed in both directions, in seconds.
     public let skew: Int64
+    /// Whether an offline token's counter value must lie in an offline
+    /// allowance granted to its device (``grantOfflineAllowance(deviceID:count:window:)``).
+    public var requiresOfflineGrant = false
     let clock: WhitelabelPayClock
 
-    /// A verifier with a single-use ledger.
-    public init(ledger: any ReplayLedger, lifetime: Int64 = 600, skew: Int64 = 30, clock: WhitelabelPayClock) {
-        self.ledger = ledger
+    /// A verifier over `store`.
+    public init(store: any VerifierStore, lifetime: Int64 = 600, skew: Int64 = 30, clock: WhitelabelPayClock) {
+        self.store = store
         self.lifetime = lifetime
         self.skew = max(0, min(skew, 300))
         self.clock = clock
     }
 
+    /// The device ID an enrolment is stored under: its reference ID.
+    public static func deviceID(of enrolment: EnrolmentToken) -> String { enrolment.referenceID }
+
+    /// Enrols the device of `enrolment` (idempotent; another key under the
+    /// same reference ID is refused).
+    public func enrol(_ enrolment: EnrolmentToken) async throws(WhitelabelPayError) {
+        do { try await store.enrolDevice(Self.deviceID(of: enrolment), record: Array(enrolment.description.utf8)) } catch {
+            throw WhitelabelPayError(error.code == .conflict ? .enrollmentError : .storeFailure, "enrolment: \(error.description)")
+        }
+    }
+
+    /// Grants an enrolled device its next `count` offline counter values, for
+    /// tokens dated up to `window` seconds from now. No value is granted twice.
+    public func grantOfflineAllowance(deviceID: String, count: Int64, window: Int64) async throws(WhitelabelPayError) -> OfflineGrant {
+        do { return try await store.grantOfflineAllowance(deviceID, count: count, notAfter: clock.now() + window) } catch {
+            throw WhitelabelPayError(error.code == .notFound ? .deviceNotEnrolled : .storeFailure, "grant: \(error.description)")
+        }
+    }
+
+    /// Verifies `text` for the enrolled device `deviceID` and records it as used.
+    public func verify(_ text: String, deviceID: String) async throws(WhitelabelPayError) -> VerifiedPaymentToken {
+        let record: [UInt8]?
+        do { record = try await store.deviceRecord(deviceID) } catch {
+            throw WhitelabelPayError(.storeFailure, "device lookup: \(error.description)")
+        }
+        guard let record else { throw WhitelabelPayError(.deviceNotEnrolled, "device \(deviceID) is not enrolled") }
+        let enrolment = try EnrolmentToken(parsing: String(decoding: record, as: UTF8.self), allowLegacyTenant: true)
+        return try await verify(text, enrolment: enrolment)
+    }
+
     /// Verifies `text` for the device of `enrolment` and records it as used.
-    /// The order is: format, signature, time, then the ledger — a token that
-    /// fails any check is never recorded.
-    public func verify(_ text: String, enrolment: EnrolmentToken) throws(WhitelabelPayError) -> VerifiedPaymentToken {
+    /// The order is: format, signature, time, grant, then the ledger — a
+    /// token that fails any check is never recorded. A ledger that cannot
+    /// commit throws `storeFailure`: the token is then not accepted.
+    public func verify(_ text: String, enrolment: EnrolmentToken) async throws(WhitelabelPayError) -> VerifiedPaymentToken {
+        let (verified, identifier) = try check(text, enrolment: enrolment)
+        if requiresOfflineGrant, verified.isOffline {
+            let counter = try Self.offlineCounter(verified.token)
+            let grant: OfflineGrant?
+            do { grant = try await store.offlineGrant(Self.deviceID(of: enrolment), containing: counter) } catch {
+                throw WhitelabelPayError(.storeFailure, "grant lookup: \(error.description)")
+            }
+            guard let grant else { throw WhitelabelPayError(.offlineTokenLimitReached, "offline counter \(counter) was never granted to this device") }
+            guard verified.token.epochSeconds <= grant.notAfter else {
+                throw WhitelabelPayError(.expiredToken, "the token is dated after its offline grant ended")
+            }
+        }
+        let first: Bool
+        do { first = try await store.recordOnce(identifier, expiresAt: verified.token.epochSeconds + lifetime + skew) } catch {
+            throw WhitelabelPayError(.storeFailure, "the replay ledger failed: \(error.description)")
+        }
+        guard first else { throw WhitelabelPayError(.replayedToken, "this token was accepted before") }
+        return verified
+    }
+
+    /// The checks that need no store: form, signature, age. Returns the
+    /// token and its ledger identifier.
+    func check(_ text: String, enrolment: EnrolmentToken) throws(WhitelabelPayError) -> (VerifiedPaymentToken, [UInt8]) {
         let token = try PaymentToken(parsing: text)
         let message = token.signedMessage
         guard enrolment.publicKey.isValidSignature(token.signature, for: message) else {
@@ -48,11 +111,15 @@ public struct PaymentTokenVerifier: Sendable {
         // The identifier covers what was signed, so the padded and unpadded
         // spellings of one token are the same token.
         let identifier = HashFunction.sha256.hash(Array(enrolment.publicKey.rawRepresentation) + message)
-        let first: Bool
-        do { first = try ledger.recordOnce(identifier, expiresAt: token.epochSeconds + lifetime + skew) } catch {
-            throw WhitelabelPayError(.storeFailure, "the replay ledger failed: \(error.description)")
+        return (VerifiedPaymentToken(token: token, enrolment: enrolment), identifier)
+    }
+
+    /// The counter value of an offline token: `off.<meansId>.<counter>.<nonce>`.
+    static func offlineCounter(_ token: PaymentToken) throws(WhitelabelPayError) -> Int64 {
+        let parts = token.unsignedPart.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count >= 4, let counter = Int64(parts[parts.count - 2]), counter > 0 else {
+            throw WhitelabelPayError(.malformedToken, "an offline token is off.<meansId>.<counter>.<nonce>")
         }
-        guard first else { throw WhitelabelPayError(.replayedToken, "this token was accepted before") }
-        return VerifiedPaymentToken(token: token, enrolment: enrolment)
+        return counter
     }
 }

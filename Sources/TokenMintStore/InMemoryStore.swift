@@ -4,12 +4,14 @@ import Foundation
 /// A store that lives in memory: same semantics as ``SQLiteStore`` (all or
 /// nothing per transaction, one writer), no durability. For tests, benchmarks
 /// and hosts that persist elsewhere.
-public final class InMemoryStore: KeyValueStore, ReplayLedger, @unchecked Sendable {
+public final class InMemoryStore: KeyValueStore, VerifierStore, @unchecked Sendable {
     private let lock = NSLock()
     private var items: [String: [UInt8]] = [:]
     private var secrets: [String: SecureBytes] = [:]
     private var counters: [String: Int64] = [:]
     private var ledger: [[UInt8]: Int64] = [:]
+    private var devices: [String: (record: [UInt8], next: Int64)] = [:]
+    private var grants: [String: [OfflineGrant]] = [:]
 
     /// An empty store.
     public init() {}
@@ -63,10 +65,13 @@ public final class InMemoryStore: KeyValueStore, ReplayLedger, @unchecked Sendab
         items = [:]
         counters = [:]
         ledger = [:]
+        devices = [:]
+        grants = [:]
     }
 
     /// Records `identifier` once.
     public func recordOnce(_ identifier: [UInt8], expiresAt: Int64) throws(StoreError) -> Bool {
+        try VerifierStoreLimits.checkIdentifier(identifier)
         lock.lock()
         defer { lock.unlock() }
         guard ledger[identifier] == nil else { return false }
@@ -81,5 +86,46 @@ public final class InMemoryStore: KeyValueStore, ReplayLedger, @unchecked Sendab
         let expired = ledger.filter { $0.value < time }.map(\.key)
         for key in expired { ledger[key] = nil }
         return expired.count
+    }
+
+    /// Enrols a device (idempotent for the same record).
+    public func enrolDevice(_ deviceID: String, record: [UInt8]) throws(StoreError) {
+        try VerifierStoreLimits.checkDevice(deviceID, record: record)
+        lock.lock()
+        defer { lock.unlock() }
+        if let existing = devices[deviceID] {
+            guard existing.record == record else { throw StoreError(.conflict, "device \(deviceID) is enrolled with another record") }
+            return
+        }
+        devices[deviceID] = (record, 1)
+    }
+
+    /// The record of an enrolled device.
+    public func deviceRecord(_ deviceID: String) throws(StoreError) -> [UInt8]? {
+        try VerifierStoreLimits.checkDevice(deviceID)
+        lock.lock()
+        defer { lock.unlock() }
+        return devices[deviceID]?.record
+    }
+
+    /// Takes the next `count` counter values of the device.
+    public func grantOfflineAllowance(_ deviceID: String, count: Int64, notAfter: Int64) throws(StoreError) -> OfflineGrant {
+        try VerifierStoreLimits.checkDevice(deviceID)
+        try VerifierStoreLimits.checkGrant(count: count)
+        lock.lock()
+        defer { lock.unlock() }
+        guard let device = devices[deviceID] else { throw StoreError(.notFound, "device \(deviceID) is not enrolled") }
+        let grant = OfflineGrant(deviceID: deviceID, first: device.next, count: count, notAfter: notAfter)
+        devices[deviceID] = (device.record, device.next + count)
+        grants[deviceID, default: []].append(grant)
+        return grant
+    }
+
+    /// The grant holding `counter`.
+    public func offlineGrant(_ deviceID: String, containing counter: Int64) throws(StoreError) -> OfflineGrant? {
+        try VerifierStoreLimits.checkDevice(deviceID)
+        lock.lock()
+        defer { lock.unlock() }
+        return grants[deviceID]?.first { $0.contains(counter) }
     }
 }

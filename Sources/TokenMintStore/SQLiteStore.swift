@@ -50,13 +50,73 @@ public protocol KeyValueStore: Sendable {
     func reset() throws(StoreError)
 }
 
-/// The verifier's single-use ledger: each identifier is accepted once.
-public protocol ReplayLedger: Sendable {
+/// What a payment-token verifier keeps, shared by every verifier that sees
+/// the same devices: the single-use replay ledger, the enrolled devices'
+/// keys, and the offline allowances granted to them.
+///
+/// ``SQLiteStore`` and ``InMemoryStore`` implement it for one machine;
+/// `TokenMintPostgres` implements it on a PostgreSQL server for many.
+/// Every method either commits its change or throws and changes nothing.
+public protocol VerifierStore: Sendable {
     /// Records `identifier` and returns true, or returns false when it was
-    /// recorded before (and has not expired out of the ledger).
-    func recordOnce(_ identifier: [UInt8], expiresAt: Int64) throws(StoreError) -> Bool
-    /// Drops entries that expired before `time`; returns how many.
-    func prune(expiredBefore time: Int64) throws(StoreError) -> Int
+    /// recorded before (and has not been pruned).
+    func recordOnce(_ identifier: [UInt8], expiresAt: Int64) async throws(StoreError) -> Bool
+    /// Drops ledger entries that expired before `time`; returns how many.
+    func prune(expiredBefore time: Int64) async throws(StoreError) -> Int
+    /// Enrols a device: its record (for WhitelabelPay, the enrolment token)
+    /// under `deviceID`. Enrolling the same record again is a no-op; a
+    /// different record for a known device throws `conflict`.
+    func enrolDevice(_ deviceID: String, record: [UInt8]) async throws(StoreError)
+    /// The record of an enrolled device, or nil.
+    func deviceRecord(_ deviceID: String) async throws(StoreError) -> [UInt8]?
+    /// Grants the device the next `count` offline counter values, usable
+    /// until `notAfter`. Each value is granted once, whichever verifier asks.
+    /// - Throws: `notFound` for a device that is not enrolled.
+    func grantOfflineAllowance(_ deviceID: String, count: Int64, notAfter: Int64) async throws(StoreError) -> OfflineGrant
+    /// The grant of `deviceID` that contains counter value `counter`, or nil.
+    func offlineGrant(_ deviceID: String, containing counter: Int64) async throws(StoreError) -> OfflineGrant?
+}
+
+/// Offline counter values granted to one device: `first ..< first + count`.
+public struct OfflineGrant: Sendable, Hashable {
+    /// The device.
+    public let deviceID: String
+    /// The first counter value of the grant (the first grant starts at 1).
+    public let first: Int64
+    /// How many values.
+    public let count: Int64
+    /// The last second (since the epoch) a token of this grant may be dated.
+    public let notAfter: Int64
+
+    /// A grant.
+    public init(deviceID: String, first: Int64, count: Int64, notAfter: Int64) {
+        self.deviceID = deviceID
+        self.first = first
+        self.count = count
+        self.notAfter = notAfter
+    }
+
+    /// Whether `counter` is one of the granted values.
+    public func contains(_ counter: Int64) -> Bool { counter >= first && counter - first < count }
+}
+
+/// The checks every ``VerifierStore`` applies to its arguments.
+public enum VerifierStoreLimits {
+    /// Ledger identifiers are 1 to 64 bytes.
+    public static func checkIdentifier(_ identifier: [UInt8]) throws(StoreError) {
+        guard !identifier.isEmpty, identifier.count <= 64 else { throw StoreError(.invalidArgument, "ledger identifiers are 1 to 64 bytes") }
+    }
+
+    /// Device IDs are 1 to 128 bytes of UTF-8; records at most 4 KiB.
+    public static func checkDevice(_ deviceID: String, record: [UInt8]? = nil) throws(StoreError) {
+        guard !deviceID.isEmpty, deviceID.utf8.count <= 128 else { throw StoreError(.invalidArgument, "device IDs are 1 to 128 bytes") }
+        if let record { guard !record.isEmpty, record.count <= 4096 else { throw StoreError(.invalidArgument, "device records are 1 to 4096 bytes") } }
+    }
+
+    /// Grants hold 1 to 1,000,000 values.
+    public static func checkGrant(count: Int64) throws(StoreError) {
+        guard (1...1_000_000).contains(count) else { throw StoreError(.invalidArgument, "a grant holds 1 to 1,000,000 counter values") }
+    }
 }
 
 /// A SQLite store in one file: WAL journal, `synchronous=FULL` (a commit is on
@@ -64,7 +124,7 @@ public protocol ReplayLedger: Sendable {
 /// secrets sealed with XChaCha20-Poly1305 under the master key and bound to
 /// their names. One connection, serialized: one writer; other processes wait
 /// up to five seconds for the file lock.
-public final class SQLiteStore: KeyValueStore, ReplayLedger, @unchecked Sendable {
+public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendable {
     private let db: OpaquePointer
     private let lock = NSLock()
     private let masterKey: SecureBytes
@@ -126,6 +186,9 @@ public final class SQLiteStore: KeyValueStore, ReplayLedger, @unchecked Sendable
                 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
                 CREATE TABLE IF NOT EXISTS ledger (id BLOB PRIMARY KEY, expires_at INTEGER NOT NULL);
                 CREATE INDEX IF NOT EXISTS ledger_expiry ON ledger (expires_at);
+                CREATE TABLE IF NOT EXISTS devices (id TEXT PRIMARY KEY, record BLOB NOT NULL, next_counter INTEGER NOT NULL DEFAULT 1);
+                CREATE TABLE IF NOT EXISTS grants (device_id TEXT NOT NULL REFERENCES devices (id), first INTEGER NOT NULL,
+                    count INTEGER NOT NULL, not_after INTEGER NOT NULL, PRIMARY KEY (device_id, first));
                 """)
         } catch {
             sqlite3_close(handle)
@@ -265,11 +328,11 @@ public final class SQLiteStore: KeyValueStore, ReplayLedger, @unchecked Sendable
         _ = sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE); VACUUM;", nil, nil, nil)
     }
 
-    // MARK: ReplayLedger
+    // MARK: VerifierStore
 
     /// Inserts `identifier` once (a primary key makes the second insert a no-op).
     public func recordOnce(_ identifier: [UInt8], expiresAt: Int64) throws(StoreError) -> Bool {
-        guard !identifier.isEmpty, identifier.count <= 64 else { throw StoreError(.invalidArgument, "ledger identifiers are 1 to 64 bytes") }
+        try VerifierStoreLimits.checkIdentifier(identifier)
         lock.lock()
         defer { lock.unlock() }
         try SQLiteStore.run(db, "INSERT OR IGNORE INTO ledger (id, expires_at) VALUES (?, ?)", [.blob(identifier), .integer(expiresAt)])
@@ -282,6 +345,67 @@ public final class SQLiteStore: KeyValueStore, ReplayLedger, @unchecked Sendable
         defer { lock.unlock() }
         try SQLiteStore.run(db, "DELETE FROM ledger WHERE expires_at < ?", [.integer(time)])
         return Int(sqlite3_changes(db))
+    }
+
+    /// Enrols a device (idempotent for the same record).
+    public func enrolDevice(_ deviceID: String, record: [UInt8]) throws(StoreError) {
+        try VerifierStoreLimits.checkDevice(deviceID, record: record)
+        lock.lock()
+        defer { lock.unlock() }
+        try SQLiteStore.run(db, "INSERT OR IGNORE INTO devices (id, record) VALUES (?, ?)", [.text(deviceID), .blob(record)])
+        guard let stored = try SQLiteStore.query(db, "SELECT record FROM devices WHERE id = ?", [.text(deviceID)]).first?.first ?? nil,
+            stored == record
+        else { throw StoreError(.conflict, "device \(deviceID) is enrolled with another record") }
+    }
+
+    /// The record of an enrolled device.
+    public func deviceRecord(_ deviceID: String) throws(StoreError) -> [UInt8]? {
+        try VerifierStoreLimits.checkDevice(deviceID)
+        lock.lock()
+        defer { lock.unlock() }
+        return try SQLiteStore.query(db, "SELECT record FROM devices WHERE id = ?", [.text(deviceID)]).first?.first ?? nil
+    }
+
+    /// Takes the next `count` counter values of the device in one transaction.
+    public func grantOfflineAllowance(_ deviceID: String, count: Int64, notAfter: Int64) throws(StoreError) -> OfflineGrant {
+        try VerifierStoreLimits.checkDevice(deviceID)
+        try VerifierStoreLimits.checkGrant(count: count)
+        lock.lock()
+        defer { lock.unlock() }
+        try SQLiteStore.execute(db, "BEGIN IMMEDIATE")
+        do throws(StoreError) {
+            guard let row = try SQLiteStore.query(db, "SELECT next_counter FROM devices WHERE id = ?", [.text(deviceID)]).first,
+                let bytes = row.first ?? nil
+            else { throw StoreError(.notFound, "device \(deviceID) is not enrolled") }
+            let first = SQLiteStore.integer(bytes)
+            try SQLiteStore.run(db, "UPDATE devices SET next_counter = ? WHERE id = ?", [.integer(first + count), .text(deviceID)])
+            try SQLiteStore.run(db, "INSERT INTO grants (device_id, first, count, not_after) VALUES (?, ?, ?, ?)",
+                                [.text(deviceID), .integer(first), .integer(count), .integer(notAfter)])
+            try SQLiteStore.execute(db, "COMMIT")
+            return OfflineGrant(deviceID: deviceID, first: first, count: count, notAfter: notAfter)
+        } catch {
+            _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
+            throw error
+        }
+    }
+
+    /// The grant holding `counter`.
+    public func offlineGrant(_ deviceID: String, containing counter: Int64) throws(StoreError) -> OfflineGrant? {
+        try VerifierStoreLimits.checkDevice(deviceID)
+        lock.lock()
+        defer { lock.unlock() }
+        let rows = try SQLiteStore.query(
+            db, "SELECT first, count, not_after FROM grants WHERE device_id = ? AND first <= ? ORDER BY first DESC LIMIT 1",
+            [.text(deviceID), .integer(counter)])
+        guard let row = rows.first, row.count == 3, let first = row[0], let count = row[1], let notAfter = row[2] else { return nil }
+        let grant = OfflineGrant(deviceID: deviceID, first: SQLiteStore.integer(first), count: SQLiteStore.integer(count),
+                                 notAfter: SQLiteStore.integer(notAfter))
+        return grant.contains(counter) ? grant : nil
+    }
+
+    /// An integer column as ``query(_:_:_:)`` returns it (8 big-endian bytes).
+    static func integer(_ bytes: [UInt8]) -> Int64 {
+        Int64(bitPattern: bytes.reduce(0) { $0 << 8 | UInt64($1) })
     }
 
     // MARK: SQL helpers

@@ -53,5 +53,14 @@ public struct StoreError: Error, Hashable, CustomStringConvertible, Sendable {
         public static let databaseFailure = Code("databaseFailure")
         /// An argument is out of range (empty or over-long names, oversized values).
         public static let invalidArgument = Code("invalidArgument")
+        /// The change contradicts what is stored (another record for an enrolled device).
+        public static let conflict = Code("conflict")
+        /// What the call needs is not stored (a device that is not enrolled).
+        public static let notFound = Code("notFound")
+        /// The database server cannot be reached, or the connection broke; the
+        /// call's change may or may not have committed only where the call says so.
+        public static let unavailable = Code("unavailable")
+        /// The database server did not answer in time.
+        public static let timeout = Code("timeout")
     }
 }

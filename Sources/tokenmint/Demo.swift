@@ -154,11 +154,11 @@ struct Demo: AsyncParsableCommand {
         }
         try await sdk.markOnline()
         print("  back online: \(try await sdk.availableOfflineTokensCount) offline tokens available again")
-        let verifier = PaymentTokenVerifier(ledger: InMemoryStore(), clock: .system)
-        let verified = try verifier.verify(last.description, enrolment: enrolment)
+        let verifier = PaymentTokenVerifier(store: InMemoryStore(), clock: .system)
+        let verified = try await verifier.verify(last.description, enrolment: enrolment)
         print("  cash desk: valid \(verified.isOffline ? "offline" : "online") token from \(enrolment.referenceID.prefix(8))…")
         do {
-            _ = try verifier.verify(last.description, enrolment: enrolment)
+            _ = try await verifier.verify(last.description, enrolment: enrolment)
         } catch {
             print("  cash desk, same token again: \(error.code.rawValue)")
         }

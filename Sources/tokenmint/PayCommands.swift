@@ -178,9 +178,9 @@ struct PayCommand: AsyncParsableCommand {
             try FileManager.default.createDirectory(atPath: options.store, withIntermediateDirectories: true)
             let ledgerStore = try SQLiteStore(path: ledger ?? options.store + "/ledger.sqlite", masterKey: options.masterKey)
             let clock = now.map { t in WhitelabelPayClock { t } } ?? .system
-            let verifier = PaymentTokenVerifier(ledger: ledgerStore, lifetime: lifetime, skew: skew, clock: clock)
+            let verifier = PaymentTokenVerifier(store: ledgerStore, lifetime: lifetime, skew: skew, clock: clock)
             do {
-                let verified = try verifier.verify(token, enrolment: enrolmentToken)
+                let verified = try await verifier.verify(token, enrolment: enrolmentToken)
                 let object: [String: Any] = [
                     "valid": true, "unsigned": verified.token.unsignedPart, "epochSeconds": verified.token.epochSeconds,
                     "offline": verified.isOffline, "tenant": enrolmentToken.tenant, "referenceId": enrolmentToken.referenceID,

@@ -87,11 +87,11 @@ struct WhitelabelPayTests {
         #expect(parts[3].count == 88 && parts[3].hasSuffix("=="))
         #expect(enrolment.publicKey.isValidSignature(token.signature, for: Array("\(parts[1])/\(parts[2])".utf8)))
         #expect(try PaymentToken(parsing: text) == token)
-        let verifier = PaymentTokenVerifier(ledger: store, clock: clock.clock)
-        _ = try verifier.verify(text, enrolment: enrolment)
-        await expectPay(.replayedToken) { _ = try verifier.verify(text, enrolment: enrolment) }
+        let verifier = PaymentTokenVerifier(store: store, clock: clock.clock)
+        _ = try await verifier.verify(text, enrolment: enrolment)
+        await expectPay(.replayedToken) { _ = try await verifier.verify(text, enrolment: enrolment) }
         // The unpadded spelling of the same token is the same token.
-        await expectPay(.replayedToken) { _ = try verifier.verify(text.replacingOccurrences(of: "=", with: ""), enrolment: enrolment) }
+        await expectPay(.replayedToken) { _ = try await verifier.verify(text.replacingOccurrences(of: "=", with: ""), enrolment: enrolment) }
     }
 
     @Test("offline quota: limit, typed error, nothing consumed by online mints, reset on reconnect")
@@ -174,22 +174,22 @@ struct WhitelabelPayTests {
         let clock = ManualClock(1_763_776_800)
         let (sdk, store, _) = try Self.make(clock: clock)
         let enrolment = try await Self.activate(sdk)
-        let verifier = PaymentTokenVerifier(ledger: store, lifetime: 600, skew: 30, clock: clock.clock)
+        let verifier = PaymentTokenVerifier(store: store, lifetime: 600, skew: 30, clock: clock.clock)
         let text = try await sdk.getPaymentToken().description
         var chars = Array(text)
         chars[chars.count - 10] = chars[chars.count - 10] == "A" ? "B" : "A"
-        await expectPay(.invalidSignature) { _ = try verifier.verify(String(chars), enrolment: enrolment) }
+        await expectPay(.invalidSignature) { _ = try await verifier.verify(String(chars), enrolment: enrolment) }
         let other = EnrolmentToken(tenant: Self.tenant, publicKey: Ed25519.PrivateKey().publicKey, referenceID: Self.reference)
-        await expectPay(.invalidSignature) { _ = try verifier.verify(text, enrolment: other) }
+        await expectPay(.invalidSignature) { _ = try await verifier.verify(text, enrolment: other) }
         clock.advance(631)
-        await expectPay(.expiredToken) { _ = try verifier.verify(text, enrolment: enrolment) }
+        await expectPay(.expiredToken) { _ = try await verifier.verify(text, enrolment: enrolment) }
         clock.advance(-631 - 31)
-        await expectPay(.expiredToken) { _ = try verifier.verify(text, enrolment: enrolment) }
+        await expectPay(.expiredToken) { _ = try await verifier.verify(text, enrolment: enrolment) }
         clock.advance(31)
-        _ = try verifier.verify(text, enrolment: enrolment)  // none of the failures above recorded it
+        _ = try await verifier.verify(text, enrolment: enrolment)  // none of the failures above recorded it
         for bad in ["", "02/x/1/", "03/a/1/" + String(repeating: "A", count: 86), "02/a b/1/x", "02/a/01/x", "02/a/1/x/y",
                     "02//1/" + String(repeating: "A", count: 86), String(repeating: "0", count: 600)] {
-            await expectPay(.malformedToken) { _ = try verifier.verify(bad, enrolment: enrolment) }
+            await expectPay(.malformedToken) { _ = try await verifier.verify(bad, enrolment: enrolment) }
         }
     }
 

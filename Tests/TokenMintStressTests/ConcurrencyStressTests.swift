@@ -29,7 +29,6 @@ struct ConcurrencyStressTests {
 
     @Test("JWT minting and verifying during key rotation, offline pay mints and their single-use verification, FIDO2 assertions: results as serial")
     func stress() async throws {
-        let deadline = Date().addingTimeInterval(Self.seconds)
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tokenmint-stress-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -55,7 +54,7 @@ struct ConcurrencyStressTests {
         try await sdk.addPaymentMeans("card-1")
         try await sdk.markOffline()
         let ledger = try SQLiteStore(path: dir + "/ledger.sqlite", masterKey: .key(SecureBytes(randomCount: 32)))
-        let verifier = PaymentTokenVerifier(ledger: ledger, clock: .system)
+        let verifier = PaymentTokenVerifier(store: ledger, clock: .system)
         let payTokens = Recorder<String>()
         let payVerifications = Recorder<Verification>()
 
@@ -66,11 +65,14 @@ struct ConcurrencyStressTests {
         let credentialID = try #require(made.attestationObject.authenticatorData.attestedCredential?.credentialID)
         let signCounts = Recorder<UInt32>()
 
+        // The clock starts once everything is set up; each worker also does a
+        // minimum of rounds, so a loaded machine still exercises every path.
+        let deadline = Date().addingTimeInterval(Self.seconds)
         await withTaskGroup(of: Void.self) { group in
             for worker in 0..<4 {
                 group.addTask {
                     var n = 0
-                    while Date() < deadline {
+                    while Date() < deadline || n < 50 || keys.all.count < 5 {
                         let index = worker * 10_000_000 + n
                         n += 1
                         await Task.yield()  // CPU-bound: leave the cooperative threads to the other workers too
@@ -84,7 +86,9 @@ struct ConcurrencyStressTests {
                 }
             }
             group.addTask {
-                while Date() < deadline {
+                var rotations = 0
+                while Date() < deadline || rotations < 5 {
+                    rotations += 1
                     let key = JWK(Ed25519.PrivateKey(), algorithm: .EdDSA)
                     var identified = key
                     identified.keyID = key.thumbprint()
@@ -95,7 +99,9 @@ struct ConcurrencyStressTests {
             }
             for _ in 0..<2 {
                 group.addTask {
-                    while Date() < deadline {
+                    var n = 0
+                    while Date() < deadline || n < 50 {
+                        n += 1
                         await Task.yield()
                         guard let token = try? await sdk.getPaymentToken(offline: true) else { counter.append(-2); continue }
                         payTokens.append(token.description)
@@ -108,7 +114,7 @@ struct ConcurrencyStressTests {
                     while true {
                         await Task.yield()
                         if let token = payTokens.item(at: next) {
-                            payVerifications.append(Verification(token: token, accepted: (try? verifier.verify(token, enrolment: enrolment)) != nil))
+                            payVerifications.append(Verification(token: token, accepted: (try? await verifier.verify(token, enrolment: enrolment)) != nil))
                             next += 1
                         } else if Date() >= deadline {
                             break
@@ -120,7 +126,9 @@ struct ConcurrencyStressTests {
             }
             for _ in 0..<2 {
                 group.addTask {
-                    while Date() < deadline {
+                    var n = 0
+                    while Date() < deadline || n < 50 {
+                        n += 1
                         await Task.yield()
                         if let response = try? await session.getAssertion(
                             clientDataHash: Array(repeating: 2, count: 32), rpID: "example.org", allowList: [credentialID]) {
@@ -136,7 +144,7 @@ struct ConcurrencyStressTests {
         var seen = Dictionary(grouping: payVerifications.all, by: \.token)
         for token in payTokens.all where (seen[token]?.count ?? 0) < 2 {
             for _ in (seen[token]?.count ?? 0)..<2 {
-                seen[token, default: []].append(Verification(token: token, accepted: (try? verifier.verify(token, enrolment: enrolment)) != nil))
+                seen[token, default: []].append(Verification(token: token, accepted: (try? await verifier.verify(token, enrolment: enrolment)) != nil))
             }
         }
 

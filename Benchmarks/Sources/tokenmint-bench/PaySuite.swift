@@ -8,9 +8,16 @@ import TokenMintStore
 /// (SQLite, fsync per commit) quota, next to the raw Ed25519 sign of the
 /// same message; verify with and without the replay ledger.
 enum PaySuite {
-    struct NoLedger: ReplayLedger {
+    /// A store that accepts every token: the verifier's own cost.
+    struct NoLedger: VerifierStore {
         func recordOnce(_ identifier: [UInt8], expiresAt: Int64) throws(StoreError) -> Bool { true }
         func prune(expiredBefore time: Int64) throws(StoreError) -> Int { 0 }
+        func enrolDevice(_ deviceID: String, record: [UInt8]) throws(StoreError) {}
+        func deviceRecord(_ deviceID: String) throws(StoreError) -> [UInt8]? { nil }
+        func grantOfflineAllowance(_ deviceID: String, count: Int64, notAfter: Int64) throws(StoreError) -> OfflineGrant {
+            OfflineGrant(deviceID: deviceID, first: 1, count: count, notAfter: notAfter)
+        }
+        func offlineGrant(_ deviceID: String, containing counter: Int64) throws(StoreError) -> OfflineGrant? { nil }
     }
 
     final class Pool: @unchecked Sendable {
@@ -63,10 +70,10 @@ enum PaySuite {
             try await memory.markOffline()
             return tokens
         })
-        let noLedger = PaymentTokenVerifier(ledger: NoLedger(), lifetime: 86_400, clock: .system)
-        let memoryLedger = PaymentTokenVerifier(ledger: InMemoryStore(), lifetime: 86_400, clock: .system)
+        let noLedger = PaymentTokenVerifier(store: NoLedger(), lifetime: 86_400, clock: .system)
+        let memoryLedger = PaymentTokenVerifier(store: InMemoryStore(), lifetime: 86_400, clock: .system)
         let sqliteLedger = PaymentTokenVerifier(
-            ledger: try SQLiteStore(path: directory + "/ledger.sqlite", masterKey: .key(SecureBytes(randomCount: 32))),
+            store: try SQLiteStore(path: directory + "/ledger.sqlite", masterKey: .key(SecureBytes(randomCount: 32))),
             lifetime: 86_400, clock: .system)
         let sample = pool.tokens[0]
         let parsed = try PaymentToken(parsing: sample)
@@ -89,13 +96,13 @@ enum PaySuite {
                 Case(implementation: .raw("libsodium Ed25519")) {
                     CBenchRaw_ed25519_verify(parsed.signature, signed, signed.count, publicKey) == 0
                 },
-                Case(implementation: .tokenmint) { (try? noLedger.verify(sample, enrolment: device)) != nil },
+                Case(implementation: .tokenmint) { (try? await noLedger.verify(sample, enrolment: device)) != nil },
             ], goalToRaw: 0.9),
             Group(name: "Pay verify (in-memory ledger)", cases: [
-                Case(implementation: .tokenmint) { (try? memoryLedger.verify(pool.take(), enrolment: device)) != nil },
+                Case(implementation: .tokenmint) { (try? await memoryLedger.verify(pool.take(), enrolment: device)) != nil },
             ], goalToRaw: nil, scales: false),
             Group(name: "Pay verify (SQLite ledger)", cases: [
-                Case(implementation: .tokenmint) { (try? sqliteLedger.verify(pool.take(), enrolment: device)) != nil },
+                Case(implementation: .tokenmint) { (try? await sqliteLedger.verify(pool.take(), enrolment: device)) != nil },
             ], goalToRaw: nil, scales: false),
         ]
     }
