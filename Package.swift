@@ -1,5 +1,11 @@
 // swift-tools-version:6.0
 import PackageDescription
+import Foundation
+
+// TOKENMINT_NO_POSTGRES=1 leaves TokenMintPostgres (and postgres-nio, NIO,
+// BoringSSL) out of the build: the test command's sanitizer runs use it to
+// stay within CI's time, and the CLI then has no --postgres option.
+let withPostgres = ProcessInfo.processInfo.environment["TOKENMINT_NO_POSTGRES"] == nil
 
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
@@ -94,7 +100,7 @@ let package = Package(
 
         .testTarget(
             name: "TokenMintPayTests",
-            dependencies: ["TokenMintPay", "TokenMintStore", "TokenMintCrypto"],
+            dependencies: ["TokenMintPay", "TokenMintStore", "TokenMintCrypto"] + (withPostgres ? ["TokenMintPostgres"] : []),
             swiftSettings: strictSettings),
         .testTarget(
             name: "TokenMintCBORTests",
@@ -127,3 +133,16 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+if withPostgres {
+    // The payment verifier's store on PostgreSQL, for many verifiers at
+    // once. Its own product: only those who use it fetch postgres-nio.
+    package.products.append(.library(name: "TokenMintPostgres", targets: ["TokenMintPostgres"]))
+    package.dependencies.append(.package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"))
+    package.targets.append(
+        .target(
+            name: "TokenMintPostgres",
+            dependencies: ["TokenMintStore", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings))
+    package.targets.first { $0.name == "tokenmint" }?.dependencies.append("TokenMintPostgres")
+}

@@ -1,0 +1,156 @@
+import TokenMintStore
+internal import PostgresNIO
+
+/// The tables, as numbered migrations. A migration is never edited once
+/// released; a change is a new migration.
+enum PostgresSchema {
+    struct Migration {
+        let version: Int
+        let statements: [String]
+    }
+
+    /// Serializes migrators across processes (`pg_advisory_xact_lock`).
+    static let lockKey: Int64 = 0x746f_6b65_6e6d_696e  // "tokenmin"
+
+    static let versionTable = """
+        CREATE TABLE IF NOT EXISTS tokenmint_schema (
+            version INTEGER PRIMARY KEY,
+            applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
+        """
+
+    static let migrations: [Migration] = [
+        Migration(version: 1, statements: [
+            """
+            CREATE TABLE tokenmint_ledger (
+                id BYTEA PRIMARY KEY CHECK (octet_length(id) BETWEEN 1 AND 64),
+                expires_at BIGINT NOT NULL)
+            """,
+            "CREATE INDEX tokenmint_ledger_expiry ON tokenmint_ledger (expires_at)",
+            """
+            CREATE TABLE tokenmint_devices (
+                id TEXT PRIMARY KEY CHECK (octet_length(id) BETWEEN 1 AND 128),
+                record BYTEA NOT NULL CHECK (octet_length(record) BETWEEN 1 AND 4096),
+                next_counter BIGINT NOT NULL DEFAULT 1 CHECK (next_counter >= 1))
+            """,
+            """
+            CREATE TABLE tokenmint_grants (
+                device_id TEXT NOT NULL REFERENCES tokenmint_devices (id),
+                first BIGINT NOT NULL,
+                count BIGINT NOT NULL CHECK (count BETWEEN 1 AND 1000000),
+                not_after BIGINT NOT NULL,
+                PRIMARY KEY (device_id, first))
+            """,
+        ]),
+    ]
+}
+
+/// `INSERT … ON CONFLICT DO NOTHING RETURNING 1`: a row back means this
+/// call recorded the identifier.
+struct RecordOnce: PostgresPreparedStatement {
+    static let sql = "INSERT INTO tokenmint_ledger (id, expires_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING RETURNING 1"
+    typealias Row = Int32
+    let identifier: ByteBuffer
+    let expiresAt: Int64
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(identifier)
+        bindings.append(expiresAt)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int32.self) }
+}
+
+/// A device's record.
+struct DeviceRecord: PostgresPreparedStatement {
+    static let sql = "SELECT record FROM tokenmint_devices WHERE id = $1"
+    typealias Row = ByteBuffer
+    let deviceID: String
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 1)
+        bindings.append(deviceID)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(ByteBuffer.self) }
+}
+
+/// Moves the device's counter on and records the grant, in one statement:
+/// the `UPDATE` takes the row lock, so concurrent grants queue and each gets
+/// its own range. No row back: the device is not enrolled.
+struct Grant: PostgresPreparedStatement {
+    static let sql = """
+        WITH taken AS (
+            UPDATE tokenmint_devices SET next_counter = next_counter + $2 WHERE id = $1 RETURNING next_counter - $2 AS first)
+        INSERT INTO tokenmint_grants (device_id, first, count, not_after)
+        SELECT $1, first, $2, $3 FROM taken RETURNING first
+        """
+    typealias Row = Int64
+    let deviceID: String
+    let count: Int64
+    let notAfter: Int64
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 3)
+        bindings.append(deviceID)
+        bindings.append(count)
+        bindings.append(notAfter)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int64.self) }
+}
+
+/// The last grant starting at or before a counter value.
+struct GrantLookup: PostgresPreparedStatement {
+    static let sql = """
+        SELECT first, count, not_after FROM tokenmint_grants WHERE device_id = $1 AND first <= $2 ORDER BY first DESC LIMIT 1
+        """
+    typealias Row = (Int64, Int64, Int64)
+    let deviceID: String
+    let counter: Int64
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(deviceID)
+        bindings.append(counter)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode((Int64, Int64, Int64).self) }
+}
+
+/// PostgreSQL failures as ``StoreError``s.
+enum PostgresErrors {
+    static func storeError(_ error: any Error, _ what: String) -> StoreError {
+        if error is CancellationError { return StoreError(.timeout, "\(what): cancelled") }
+        if let transaction = error as? PostgresTransactionError {
+            return storeError(transaction.closureError ?? transaction.beginError ?? transaction.commitError ?? transaction.rollbackError ?? error, what)
+        }
+        guard let error = error as? PSQLError else { return StoreError(.databaseFailure, "\(what): \(type(of: error))") }
+        switch error.code {
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? ""
+            let message = error.serverInfo?[.message] ?? ""
+            switch state {
+            case "57014": return StoreError(.timeout, "\(what): statement timeout (\(message))")
+            case "53100": return StoreError(.diskFull, "\(what): disk full (\(message))")
+            case "25006": return StoreError(.readOnly, "\(what): read-only (\(message))")
+            case "40001", "40P01", "55P03": return StoreError(.busy, "\(what): \(message) (SQLSTATE \(state))")
+            case "57P01", "57P02", "57P03", "08000", "08003", "08006", "08001", "08004":
+                return StoreError(.unavailable, "\(what): server unavailable (\(message))")
+            case _ where state.hasPrefix("23"): return StoreError(.conflict, "\(what): \(message) (SQLSTATE \(state))")
+            case "42P01": return StoreError(.databaseFailure, "\(what): the schema is missing; run the migrations (\(message))")
+            default: return StoreError(.databaseFailure, "\(what): \(message) (SQLSTATE \(state))")
+            }
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
+            return StoreError(.unavailable, "\(what): connection failed (\(error.code))")
+        case .queryCancelled:
+            return StoreError(.timeout, "\(what): query cancelled")
+        default:
+            return StoreError(.databaseFailure, "\(what): \(error.code)")
+        }
+    }
+}

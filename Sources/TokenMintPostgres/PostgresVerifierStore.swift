@@ -1,0 +1,261 @@
+public import TokenMintStore
+public import Logging
+internal import PostgresNIO
+import Foundation
+
+/// A ``VerifierStore`` on a PostgreSQL server, shared by any number of
+/// verifier processes: the replay ledger is a table with a primary key
+/// (insert-once with `ON CONFLICT DO NOTHING`), a device's offline grants are
+/// taken with one `UPDATE … RETURNING` under the row lock, so no token is
+/// accepted twice and no counter value is granted twice, whichever server
+/// asks.
+///
+/// Connections come from a pool (postgres-nio's `PostgresClient`), which
+/// runs while ``run()`` runs; ``withStore(_:logger:_:)`` does that around a
+/// closure. Every call has a time limit (the server's `statement_timeout`
+/// and the client's own), and every failure is a typed ``StoreError``:
+/// `unavailable` when the server cannot be reached or the connection broke,
+/// `timeout`, `diskFull`, `readOnly`, `busy`, `conflict`, `databaseFailure`.
+/// A call that throws may still have committed on the server (the answer
+/// was lost); for the ledger that means the token is refused on a retry,
+/// never accepted twice.
+public final class PostgresVerifierStore: VerifierStore, Sendable {
+    let client: PostgresClient
+    /// The configuration.
+    public let configuration: PostgresConfiguration
+    let logger: Logger
+
+    /// A store over a pool for `configuration`; nothing connects until
+    /// ``run()`` runs.
+    public init(configuration: PostgresConfiguration, logger: Logger = Logger(label: "tokenmint.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) {
+        self.configuration = configuration
+        self.logger = logger
+        var config = PostgresClient.Configuration(
+            host: configuration.host, port: configuration.port, username: configuration.username,
+            password: configuration.password, database: configuration.database,
+            tls: configuration.requireTLS ? .require(.makeClientConfiguration()) : .disable)
+        config.options.connectTimeout = configuration.connectTimeout
+        config.options.maximumConnections = configuration.maximumConnections
+        config.options.minimumConnections = 0
+        let milliseconds = Int(configuration.statementTimeout.components.seconds * 1000)
+            + Int(configuration.statementTimeout.components.attoseconds / 1_000_000_000_000_000)
+        config.options.additionalStartupParameters = [
+            ("statement_timeout", "\(milliseconds)"), ("application_name", "tokenmint-verifier"),
+        ]
+        client = PostgresClient(configuration: config, backgroundLogger: logger)
+    }
+
+    /// Runs the connection pool until the calling task is cancelled.
+    public func run() async { await client.run() }
+
+    /// Runs `body` with a store whose pool runs for as long as `body` does.
+    public static func withStore<T: Sendable>(
+        _ configuration: PostgresConfiguration, logger: Logger = Logger(label: "tokenmint.postgres", factory: { _ in SwiftLogNoOpLogHandler() }),
+        _ body: @Sendable (PostgresVerifierStore) async throws -> T
+    ) async throws -> T {
+        let store = PostgresVerifierStore(configuration: configuration, logger: logger)
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                await store.run()
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await body(store)
+        }
+    }
+
+    // MARK: Schema
+
+    /// Applies the schema migrations this version knows and the database
+    /// lacks, each in its own transaction, serialized across processes by
+    /// an advisory lock. Safe to call any number of times, from any number
+    /// of processes at once.
+    /// - Returns: The versions applied by this call (empty when current).
+    @discardableResult
+    public func migrate() async throws(StoreError) -> [Int] {
+        try await bounded("migrate", limit: configuration.statementTimeout * 4) { client, logger in
+            var applied: [Int] = []
+            for migration in PostgresSchema.migrations {
+                let done = try await client.withTransaction(logger: logger) { connection -> Bool in
+                    try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.lockKey))", logger: logger)
+                    try await connection.query(PostgresQuery(unsafeSQL: PostgresSchema.versionTable), logger: logger)
+                    let rows = try await connection.query(
+                        "SELECT 1 FROM tokenmint_schema WHERE version = \(migration.version)", logger: logger)
+                    for try await _ in rows { return false }
+                    for statement in migration.statements {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                    try await connection.query("INSERT INTO tokenmint_schema (version) VALUES (\(migration.version))", logger: logger)
+                    return true
+                }
+                if done { applied.append(migration.version) }
+            }
+            return applied
+        }
+    }
+
+    /// The newest schema version applied to the database (0 for none).
+    public func schemaVersion() async throws(StoreError) -> Int {
+        try await bounded("schema version") { client, logger in
+            let exists = try await client.query("SELECT to_regclass('tokenmint_schema') IS NOT NULL", logger: logger)
+            for try await present in exists.decode(Bool.self) where !present { return 0 }
+            let rows = try await client.query("SELECT coalesce(max(version), 0) FROM tokenmint_schema", logger: logger)
+            for try await version in rows.decode(Int.self) { return version }
+            return 0
+        }
+    }
+
+    // MARK: VerifierStore
+
+    /// Inserts `identifier` once; the primary key decides between verifiers.
+    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64) async throws(StoreError) -> Bool {
+        try VerifierStoreLimits.checkIdentifier(identifier)
+        return try await bounded("ledger insert") { client, logger in
+            let rows = try await client.execute(RecordOnce(identifier: ByteBuffer(bytes: identifier), expiresAt: expiresAt), logger: logger)
+            for try await _ in rows { return true }
+            return false
+        }
+    }
+
+    /// Deletes ledger entries that expired before `time`.
+    public func prune(expiredBefore time: Int64) async throws(StoreError) -> Int {
+        try await bounded("ledger prune") { client, logger in
+            let rows = try await client.query("DELETE FROM tokenmint_ledger WHERE expires_at < \(time) RETURNING 1", logger: logger)
+            var count = 0
+            for try await _ in rows { count += 1 }
+            return count
+        }
+    }
+
+    /// Enrols a device (idempotent for the same record).
+    public func enrolDevice(_ deviceID: String, record: [UInt8]) async throws(StoreError) {
+        try VerifierStoreLimits.checkDevice(deviceID, record: record)
+        let stored = try await bounded("enrol") { client, logger -> [UInt8]? in
+            try await client.query(
+                "INSERT INTO tokenmint_devices (id, record) VALUES (\(deviceID), \(ByteBuffer(bytes: record))) ON CONFLICT (id) DO NOTHING",
+                logger: logger)
+            return try await Self.record(deviceID, client: client, logger: logger)
+        }
+        guard stored == record else { throw StoreError(.conflict, "device \(deviceID) is enrolled with another record") }
+    }
+
+    /// The record of an enrolled device.
+    public func deviceRecord(_ deviceID: String) async throws(StoreError) -> [UInt8]? {
+        try VerifierStoreLimits.checkDevice(deviceID)
+        return try await bounded("device lookup") { client, logger in try await Self.record(deviceID, client: client, logger: logger) }
+    }
+
+    static func record(_ deviceID: String, client: PostgresClient, logger: Logger) async throws -> [UInt8]? {
+        let rows = try await client.execute(DeviceRecord(deviceID: deviceID), logger: logger)
+        for try await buffer in rows { return Array(buffer.readableBytesView) }
+        return nil
+    }
+
+    /// Takes the next `count` counter values of the device in one statement.
+    public func grantOfflineAllowance(_ deviceID: String, count: Int64, notAfter: Int64) async throws(StoreError) -> OfflineGrant {
+        try VerifierStoreLimits.checkDevice(deviceID)
+        try VerifierStoreLimits.checkGrant(count: count)
+        let first = try await bounded("grant") { client, logger -> Int64? in
+            let rows = try await client.execute(Grant(deviceID: deviceID, count: count, notAfter: notAfter), logger: logger)
+            for try await first in rows { return first }
+            return nil
+        }
+        guard let first else { throw StoreError(.notFound, "device \(deviceID) is not enrolled") }
+        return OfflineGrant(deviceID: deviceID, first: first, count: count, notAfter: notAfter)
+    }
+
+    /// The grant holding `counter`.
+    public func offlineGrant(_ deviceID: String, containing counter: Int64) async throws(StoreError) -> OfflineGrant? {
+        try VerifierStoreLimits.checkDevice(deviceID)
+        return try await bounded("grant lookup") { client, logger -> OfflineGrant? in
+            let rows = try await client.execute(GrantLookup(deviceID: deviceID, counter: counter), logger: logger)
+            for try await (first, count, notAfter) in rows {
+                let grant = OfflineGrant(deviceID: deviceID, first: first, count: count, notAfter: notAfter)
+                return grant.contains(counter) ? grant : nil
+            }
+            return nil
+        }
+    }
+
+    // MARK: Limits and errors
+
+    /// Runs `body` with the client, within the time limit, mapping every
+    /// failure to a ``StoreError``.
+    func bounded<T: Sendable>(
+        _ what: String, limit: Duration? = nil, _ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T
+    ) async throws(StoreError) -> T {
+        let limit = limit ?? configuration.statementTimeout + .seconds(1)
+        let client = self.client
+        let logger = self.logger
+        do {
+            return try await withThrowingTaskGroup(of: T?.self) { group in
+                group.addTask { try await body(client, logger) }
+                group.addTask {
+                    try await Task.sleep(for: limit)
+                    throw StoreError(.timeout, "\(what): no answer within \(limit)")
+                }
+                defer { group.cancelAll() }
+                while let result = try await group.next() {
+                    if let result { return result }
+                }
+                throw StoreError(.databaseFailure, "\(what): no result")
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw PostgresErrors.storeError(error, what)
+        }
+    }
+}
+
+/// Where a ``PostgresVerifierStore`` connects, and its limits.
+public struct PostgresConfiguration: Sendable, Hashable {
+    /// Host name or address.
+    public var host: String
+    /// Port.
+    public var port: Int = 5432
+    /// User name.
+    public var username: String
+    /// Password, if the server asks for one.
+    public var password: String?
+    /// Database name (the user name when nil).
+    public var database: String?
+    /// Require TLS (verifying the server's certificate with the system's
+    /// roots). Off by default, for a server on loopback.
+    public var requireTLS = false
+    /// Connections in the pool at most.
+    public var maximumConnections = 16
+    /// How long opening a connection may take.
+    public var connectTimeout: Duration = .seconds(5)
+    /// How long one statement may run on the server (and, plus a second,
+    /// how long a call waits for its answer).
+    public var statementTimeout: Duration = .seconds(5)
+
+    /// A configuration.
+    public init(host: String, port: Int = 5432, username: String, password: String? = nil, database: String? = nil) {
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.database = database
+    }
+
+    /// Reads `postgres://user[:password]@host[:port]/database[?sslmode=require]`
+    /// (`postgresql://` too). `sslmode` may be `disable` (the default) or
+    /// `require`; anything else is refused rather than ignored.
+    public init(url text: String) throws(StoreError) {
+        guard let url = URLComponents(string: text), ["postgres", "postgresql"].contains(url.scheme?.lowercased() ?? ""),
+            let host = url.host, !host.isEmpty, let user = url.user, !user.isEmpty
+        else { throw StoreError(.invalidArgument, "a PostgreSQL URL is postgres://user[:password]@host[:port]/database") }
+        self.init(host: host, port: url.port ?? 5432, username: user, password: url.password)
+        let path = url.path.hasPrefix("/") ? String(url.path.dropFirst()) : url.path
+        database = path.isEmpty ? nil : path
+        for item in url.queryItems ?? [] {
+            switch (item.name, item.value) {
+            case ("sslmode", "disable"): requireTLS = false
+            case ("sslmode", "require"), ("sslmode", "verify-full"): requireTLS = true
+            default: throw StoreError(.invalidArgument, "unsupported URL parameter \(item.name)=\(item.value ?? "")")
+            }
+        }
+    }
+}

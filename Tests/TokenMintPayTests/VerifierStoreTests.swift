@@ -1,0 +1,194 @@
+import Foundation
+import Testing
+import TokenMintCrypto
+import TokenMintPay
+import TokenMintStore
+#if canImport(TokenMintPostgres)
+import TokenMintPostgres
+#endif
+
+/// The verifier-store backends. Every test below runs on each: in memory,
+/// SQLite (one file, a connection per verifier), and PostgreSQL (a pool per
+/// verifier) when TOKENMINT_POSTGRES_URL names a server — the test command
+/// starts a throwaway one (scripts/postgres-cluster).
+enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case memory, sqlite, postgres
+    var testDescription: String { rawValue }
+
+    static var postgresURL: String? { ProcessInfo.processInfo.environment["TOKENMINT_POSTGRES_URL"] }
+
+    /// `count` stores over the same state, as `count` verifier processes would have.
+    func withStores(_ count: Int, _ body: @Sendable ([any VerifierStore]) async throws -> Void) async throws {
+        switch self {
+        case .memory:
+            let store = InMemoryStore()
+            try await body(Array(repeating: store, count: count))
+        case .sqlite:
+            let path = try temporaryDirectory() + "/verifier.sqlite"
+            let key = SecureBytes(randomCount: 32)
+            try await body(try (0..<count).map { _ in try SQLiteStore(path: path, masterKey: .key(key)) })
+        case .postgres:
+            #if canImport(TokenMintPostgres)
+            let configuration = try PostgresConfiguration(url: try #require(Self.postgresURL))
+            let stores = (0..<count).map { _ in PostgresVerifierStore(configuration: configuration) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for store in stores { group.addTask { await store.run() } }
+                try await stores[0].migrate()
+                try await body(stores)
+                group.cancelAll()
+            }
+            #else
+            Issue.record("built without TokenMintPostgres")
+            #endif
+        }
+    }
+}
+
+/// The same verifier-store suite for every backend.
+@Suite("Verifier store")
+struct VerifierStoreTests {
+    static let local: [Backend] = [.memory, .sqlite]
+    static let postgresReason: Comment = "needs a PostgreSQL server: set TOKENMINT_POSTGRES_URL (scripts/test starts one with scripts/postgres-cluster)"
+
+    @Test(arguments: local) func ledger(_ backend: Backend) async throws { try await backend.withStores(1) { try await Self.ledger($0[0]) } }
+    @Test(.enabled(if: Backend.postgresURL != nil, postgresReason)) func ledgerPostgres() async throws {
+        try await Backend.postgres.withStores(1) { try await Self.ledger($0[0]) }
+    }
+
+    @Test(arguments: local) func devicesAndGrants(_ backend: Backend) async throws { try await backend.withStores(4) { try await Self.devicesAndGrants($0) } }
+    @Test(.enabled(if: Backend.postgresURL != nil, postgresReason)) func devicesAndGrantsPostgres() async throws {
+        try await Backend.postgres.withStores(4) { try await Self.devicesAndGrants($0) }
+    }
+
+    @Test(arguments: local) func fourVerifiers(_ backend: Backend) async throws { try await backend.withStores(4) { try await Self.fourVerifiers($0) } }
+    @Test(.enabled(if: Backend.postgresURL != nil, postgresReason)) func fourVerifiersPostgres() async throws {
+        try await Backend.postgres.withStores(4) { try await Self.fourVerifiers($0) }
+    }
+
+    @Test(arguments: local) func offlineGrants(_ backend: Backend) async throws { try await backend.withStores(2) { try await Self.offlineGrants($0) } }
+    @Test(.enabled(if: Backend.postgresURL != nil, postgresReason)) func offlineGrantsPostgres() async throws {
+        try await Backend.postgres.withStores(2) { try await Self.offlineGrants($0) }
+    }
+
+    // MARK: The suite
+
+    static func expectStoreError(_ code: StoreError.Code, _ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) async {
+        do {
+            try await body()
+            Issue.record("expected StoreError.\(code)", sourceLocation: sourceLocation)
+        } catch let error as StoreError {
+            #expect(error.code == code, sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("expected StoreError.\(code), got \(error)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// Insert-once, limits, pruning.
+    static func ledger(_ store: any VerifierStore) async throws {
+        let a = SecureRandom.bytes(count: 32), b = SecureRandom.bytes(count: 32)
+        #expect(try await store.recordOnce(a, expiresAt: 100))
+        #expect(try await !store.recordOnce(a, expiresAt: 100))
+        #expect(try await store.recordOnce(b, expiresAt: 10_000_000_000))
+        await expectStoreError(.invalidArgument) { _ = try await store.recordOnce([], expiresAt: 1) }
+        await expectStoreError(.invalidArgument) { _ = try await store.recordOnce(Array(repeating: 1, count: 65), expiresAt: 1) }
+        #expect(try await store.prune(expiredBefore: 101) >= 1)
+        #expect(try await store.recordOnce(a, expiresAt: 100), "a pruned identifier may be recorded again")
+        #expect(try await !store.recordOnce(b, expiresAt: 1), "an unexpired one may not")
+    }
+
+    /// Enrolment is idempotent and refuses a second key; grants from four
+    /// verifiers at once never overlap and cover the counter without gaps.
+    static func devicesAndGrants(_ stores: [any VerifierStore]) async throws {
+        let device = UUID().uuidString
+        await expectStoreError(.notFound) { _ = try await stores[0].grantOfflineAllowance(device, count: 5, notAfter: 1) }
+        #expect(try await stores[1].deviceRecord(device) == nil)
+        try await stores[0].enrolDevice(device, record: [1, 2, 3])
+        try await stores[1].enrolDevice(device, record: [1, 2, 3])
+        await expectStoreError(.conflict) { try await stores[2].enrolDevice(device, record: [9]) }
+        #expect(try await stores[3].deviceRecord(device) == [1, 2, 3])
+        await expectStoreError(.invalidArgument) { _ = try await stores[0].grantOfflineAllowance(device, count: 0, notAfter: 1) }
+        await expectStoreError(.invalidArgument) { try await stores[0].enrolDevice("", record: [1]) }
+
+        let grants = try await withThrowingTaskGroup(of: [OfflineGrant].self) { group in
+            for store in stores {
+                group.addTask {
+                    var mine: [OfflineGrant] = []
+                    for _ in 0..<25 { mine.append(try await store.grantOfflineAllowance(device, count: 10, notAfter: 2_000_000_000)) }
+                    return mine
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        let values = grants.flatMap { $0.first..<($0.first + $0.count) }.sorted()
+        #expect(values == Array(1...1000), "every counter value granted exactly once")
+        let probe = try #require(grants.randomElement())
+        #expect(try await stores[2].offlineGrant(device, containing: probe.first + 9) == probe)
+        #expect(try await stores[2].offlineGrant(device, containing: 1001) == nil)
+        #expect(try await stores[2].offlineGrant(device, containing: 0) == nil)
+    }
+
+    /// Four verifiers over the same state see the same 10,000 tokens in their
+    /// own random orders: each token is accepted exactly once.
+    static func fourVerifiers(_ stores: [any VerifierStore]) async throws {
+        let count = ProcessInfo.processInfo.environment["TOKENMINT_VERIFIER_TOKENS"].flatMap(Int.init) ?? 10_000
+        let (sdk, enrolment) = try await Self.device(limit: 0)
+        var tokens: [String] = []
+        for _ in 0..<count { tokens.append(try await sdk.getPaymentToken().description) }
+        let verifiers = stores.map { PaymentTokenVerifier(store: $0, lifetime: 86_400, clock: .system) }
+        let tokenList = tokens
+        let accepted = try await withThrowingTaskGroup(of: [Int].self) { group in
+            for verifier in verifiers {
+                group.addTask {
+                    var mine: [Int] = []
+                    for index in (0..<tokenList.count).shuffled() {
+                        do {
+                            _ = try await verifier.verify(tokenList[index], enrolment: enrolment)
+                            mine.append(index)
+                        } catch let error as WhitelabelPayError where error.code == .replayedToken {
+                            continue
+                        }
+                    }
+                    return mine
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0 += $1 }
+        }
+        let acceptedCount = accepted.count
+        #expect(acceptedCount == count, "accepted \(acceptedCount) of \(count)")
+        #expect(Set(accepted).count == count, "no token accepted twice")
+    }
+
+    /// A verifier that requires grants refuses offline counters no server
+    /// granted, and accepts them once granted; lookups by device ID work.
+    static func offlineGrants(_ stores: [any VerifierStore]) async throws {
+        let (sdk, enrolment) = try await Self.device(limit: 10)
+        try await sdk.markOffline()
+        var offline: [String] = []
+        for _ in 0..<4 { offline.append(try await sdk.getPaymentToken().description) }
+        var strict = PaymentTokenVerifier(store: stores[0], lifetime: 600, clock: .system)
+        strict.requiresOfflineGrant = true
+        let other = PaymentTokenVerifier(store: stores[1], lifetime: 600, clock: .system)
+        let deviceID = PaymentTokenVerifier.deviceID(of: enrolment)
+        await expectPay(.deviceNotEnrolled) { _ = try await strict.verify(offline[0], deviceID: deviceID) }
+        try await strict.enrol(enrolment)
+        await expectPay(.offlineTokenLimitReached) { _ = try await strict.verify(offline[0], deviceID: deviceID) }
+        let grant = try await other.grantOfflineAllowance(deviceID: deviceID, count: 3, window: 3600)
+        #expect(grant.first == 1 && grant.count == 3)
+        for token in offline.prefix(3) { _ = try await strict.verify(token, deviceID: deviceID) }
+        await expectPay(.offlineTokenLimitReached) { _ = try await strict.verify(offline[3], deviceID: deviceID) }
+        await expectPay(.replayedToken) { _ = try await other.verify(offline[0], deviceID: deviceID) }
+        let stranger = EnrolmentToken(tenant: enrolment.tenant, publicKey: Ed25519.PrivateKey().publicKey, referenceID: enrolment.referenceID)
+        await expectPay(.enrollmentError) { try await other.enrol(stranger) }
+    }
+
+    /// An enrolled, active device with its own reference ID.
+    static func device(limit: Int) async throws -> (WhitelabelPay, EnrolmentToken) {
+        let configuration = try WhitelabelPayConfiguration(
+            tenantID: WhitelabelPayTests.tenant, referenceID: UUID().uuidString.lowercased(), offlineTokenLimit: limit)
+        let sdk = try WhitelabelPay(configuration: configuration, store: InMemoryStore(), backend: LocalBackend(clock: .system))
+        let enrolment = try await sdk.getEnrolmentToken()
+        try await sdk.handlePush(Array(#"{"aps":{},"yp-type":"enrolment-succeeded.v1"}"#.utf8))
+        try await sdk.addPaymentMeans("card-1")
+        return (sdk, enrolment)
+    }
+}
