@@ -192,7 +192,7 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
                 group.addTask { try await body(client, logger) }
                 group.addTask {
                     try await Task.sleep(for: limit)
-                    throw StoreError(.timeout, "\(what): no answer within \(limit)")
+                    throw StoreError(.timeout, "\(what): no answer within \(limit) (server unreachable or overloaded)")
                 }
                 defer { group.cancelAll() }
                 while let result = try await group.next() {

@@ -40,7 +40,7 @@ struct PayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pay", abstract: "WhitelabelPay: enrol, mint payment tokens online and offline, verify.",
         discussion: "The CLI talks to no server: online mode uses a local stand-in for the backend (LocalBackend), so online mints never touch the offline quota.",
-        subcommands: [Init.self, Enrol.self, Push.self, Means.self, Mint.self, Online.self, Status.self, VerifyToken.self, Reset.self])
+        subcommands: [Init.self, Enrol.self, Push.self, Means.self, Mint.self, Online.self, Status.self, VerifyToken.self, Verifier.self, Reset.self])
 
     static func status(_ sdk: WhitelabelPay) async throws -> String {
         let object: [String: Any] = [
@@ -164,31 +164,72 @@ struct PayCommand: AsyncParsableCommand {
 
     struct VerifyToken: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "verify", abstract: "Verify a payment token for an enrolment: exit 0 valid, 1 rejected.")
-        @OptionGroup var options: StoreOptions
-        @Option(help: "The device's enrolment token.") var enrolment: String
-        @Option(help: "Replay ledger file (default: ledger.sqlite in the state folder).") var ledger: String?
+            commandName: "verify",
+            abstract: "Verify payment tokens for an enrolment or an enrolled device: exit 0 valid, 1 rejected.",
+            discussion: """
+                With --stdin, verifies one token per input line and prints one JSON line per token \
+                ({"valid":…} or {"valid":false,"error":…}); a store failure stops with exit 2.
+                """)
+        @OptionGroup var backend: VerifierBackendOptions
+        @Option(help: "The device's enrolment token.") var enrolment: String?
+        @Option(help: "An enrolled device's ID (its reference ID), looked up in the verifier store.") var device: String?
         @Option(help: "Current time as seconds since the epoch.") var now: Int64?
         @Option(help: "Token lifetime in seconds.") var lifetime: Int64 = 600
         @Option(help: "Clock skew allowed, in seconds.") var skew: Int64 = 30
-        @Argument(help: "The payment token.") var token: String
+        @Flag(help: "Refuse offline tokens whose counter was not granted to the device.") var requireGrant = false
+        @Flag(help: "Read tokens from standard input, one per line.") var stdin = false
+        @Argument(help: "The payment token.") var token: String?
+
+        func validate() throws {
+            guard (enrolment == nil) != (device == nil) else { throw ValidationError("give --enrolment or --device") }
+            guard stdin == (token == nil) else { throw ValidationError("give a token or --stdin") }
+        }
 
         func run() async throws {
-            let enrolmentToken = try EnrolmentToken(parsing: enrolment, allowLegacyTenant: true)
-            try FileManager.default.createDirectory(atPath: options.store, withIntermediateDirectories: true)
-            let ledgerStore = try SQLiteStore(path: ledger ?? options.store + "/ledger.sqlite", masterKey: options.masterKey)
+            let enrolmentToken = try enrolment.map { text throws in try EnrolmentToken(parsing: text, allowLegacyTenant: true) }
             let clock = now.map { t in WhitelabelPayClock { t } } ?? .system
-            let verifier = PaymentTokenVerifier(store: ledgerStore, lifetime: lifetime, skew: skew, clock: clock)
-            do {
-                let verified = try await verifier.verify(token, enrolment: enrolmentToken)
-                let object: [String: Any] = [
-                    "valid": true, "unsigned": verified.token.unsignedPart, "epochSeconds": verified.token.epochSeconds,
-                    "offline": verified.isOffline, "tenant": enrolmentToken.tenant, "referenceId": enrolmentToken.referenceID,
-                ]
-                print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
-            } catch {
-                throw CLIError(message: "\(error)", status: 1)
+            try await backend.withStore { store in
+                let verifier = {
+                    var verifier = PaymentTokenVerifier(store: store, lifetime: lifetime, skew: skew, clock: clock)
+                    verifier.requiresOfflineGrant = requireGrant
+                    return verifier
+                }()
+                let check = { @Sendable (text: String) async throws(WhitelabelPayError) -> VerifiedPaymentToken in
+                    if let enrolmentToken { return try await verifier.verify(text, enrolment: enrolmentToken) }
+                    return try await verifier.verify(text, deviceID: device ?? "")
+                }
+                guard stdin else {
+                    let verified: VerifiedPaymentToken
+                    do throws(WhitelabelPayError) { verified = try await check(token ?? "") } catch {
+                        throw CLIError(message: "\(error)", status: error.code == .storeFailure ? 2 : 1)
+                    }
+                    print(try Self.line(for: verified))
+                    return
+                }
+                while let text = readLine() {
+                    let verified: VerifiedPaymentToken
+                    do throws(WhitelabelPayError) { verified = try await check(text) } catch {
+                        // A store failure stops the run: that token's answer is unknown.
+                        if error.code == .storeFailure { throw CLIError(message: "\(error)", status: 2) }
+                        Self.emit(String(decoding: try JSONSerialization.data(
+                            withJSONObject: ["valid": false, "token": text, "error": "\(error.code)"], options: [.sortedKeys]), as: UTF8.self))
+                        continue
+                    }
+                    Self.emit(try Self.line(for: verified))
+                }
             }
+        }
+
+        /// One line to standard output, unbuffered: a line out is an answer given.
+        static func emit(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
+        static func line(for verified: VerifiedPaymentToken) throws -> String {
+            let object: [String: Any] = [
+                "valid": true, "token": verified.token.description, "unsigned": verified.token.unsignedPart,
+                "epochSeconds": verified.token.epochSeconds, "offline": verified.isOffline, "tenant": verified.enrolment.tenant,
+                "referenceId": verified.enrolment.referenceID,
+            ]
+            return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
         }
     }
 

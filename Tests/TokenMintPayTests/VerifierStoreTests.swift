@@ -17,6 +17,16 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     static var postgresURL: String? { ProcessInfo.processInfo.environment["TOKENMINT_POSTGRES_URL"] }
 
+    /// Whether the PostgreSQL tests can run: the backend is built in (not a
+    /// TOKENMINT_NO_POSTGRES build) and a server is named.
+    static var postgresAvailable: Bool {
+        #if canImport(TokenMintPostgres)
+        postgresURL != nil
+        #else
+        false
+        #endif
+    }
+
     /// `count` stores over the same state, as `count` verifier processes would have.
     func withStores(_ count: Int, _ body: @Sendable ([any VerifierStore]) async throws -> Void) async throws {
         switch self {
@@ -48,25 +58,28 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
 @Suite("Verifier store")
 struct VerifierStoreTests {
     static let local: [Backend] = [.memory, .sqlite]
-    static let postgresReason: Comment = "needs a PostgreSQL server: set TOKENMINT_POSTGRES_URL (scripts/test starts one with scripts/postgres-cluster)"
+    static let postgresReason: Comment = """
+        needs a PostgreSQL server and a build with TokenMintPostgres: set TOKENMINT_POSTGRES_URL \
+        (scripts/test starts one with scripts/postgres-cluster)
+        """
 
     @Test(arguments: local) func ledger(_ backend: Backend) async throws { try await backend.withStores(1) { try await Self.ledger($0[0]) } }
-    @Test(.enabled(if: Backend.postgresURL != nil, postgresReason)) func ledgerPostgres() async throws {
+    @Test(.enabled(if: Backend.postgresAvailable, postgresReason)) func ledgerPostgres() async throws {
         try await Backend.postgres.withStores(1) { try await Self.ledger($0[0]) }
     }
 
     @Test(arguments: local) func devicesAndGrants(_ backend: Backend) async throws { try await backend.withStores(4) { try await Self.devicesAndGrants($0) } }
-    @Test(.enabled(if: Backend.postgresURL != nil, postgresReason)) func devicesAndGrantsPostgres() async throws {
+    @Test(.enabled(if: Backend.postgresAvailable, postgresReason)) func devicesAndGrantsPostgres() async throws {
         try await Backend.postgres.withStores(4) { try await Self.devicesAndGrants($0) }
     }
 
     @Test(arguments: local) func fourVerifiers(_ backend: Backend) async throws { try await backend.withStores(4) { try await Self.fourVerifiers($0) } }
-    @Test(.enabled(if: Backend.postgresURL != nil, postgresReason)) func fourVerifiersPostgres() async throws {
+    @Test(.enabled(if: Backend.postgresAvailable, postgresReason)) func fourVerifiersPostgres() async throws {
         try await Backend.postgres.withStores(4) { try await Self.fourVerifiers($0) }
     }
 
     @Test(arguments: local) func offlineGrants(_ backend: Backend) async throws { try await backend.withStores(2) { try await Self.offlineGrants($0) } }
-    @Test(.enabled(if: Backend.postgresURL != nil, postgresReason)) func offlineGrantsPostgres() async throws {
+    @Test(.enabled(if: Backend.postgresAvailable, postgresReason)) func offlineGrantsPostgres() async throws {
         try await Backend.postgres.withStores(2) { try await Self.offlineGrants($0) }
     }
 
