@@ -58,21 +58,28 @@ public struct PaymentTokenVerifier: Sendable {
     }
 
     /// Verifies `text` for the enrolled device `deviceID` and records it as used.
-    public func verify(_ text: String, deviceID: String) async throws(WhitelabelPayError) -> VerifiedPaymentToken {
+    /// `attempt` as in ``verify(_:enrolment:attempt:)``.
+    public func verify(_ text: String, deviceID: String, attempt: String? = nil) async throws(WhitelabelPayError) -> VerifiedPaymentToken {
         let record: [UInt8]?
         do { record = try await store.deviceRecord(deviceID) } catch {
             throw WhitelabelPayError(.storeFailure, "device lookup: \(error.description)")
         }
         guard let record else { throw WhitelabelPayError(.deviceNotEnrolled, "device \(deviceID) is not enrolled") }
         let enrolment = try EnrolmentToken(parsing: String(decoding: record, as: UTF8.self), allowLegacyTenant: true)
-        return try await verify(text, enrolment: enrolment)
+        return try await verify(text, enrolment: enrolment, attempt: attempt)
     }
 
     /// Verifies `text` for the device of `enrolment` and records it as used.
     /// The order is: format, signature, time, grant, then the ledger — a
     /// token that fails any check is never recorded. A ledger that cannot
     /// commit throws `storeFailure`: the token is then not accepted.
-    public func verify(_ text: String, enrolment: EnrolmentToken) async throws(WhitelabelPayError) -> VerifiedPaymentToken {
+    ///
+    /// `attempt` names the payment this verification belongs to (a cash
+    /// desk's transaction ID). Retrying the same attempt after a crash or a
+    /// lost answer accepts the token again instead of calling it replayed;
+    /// any other attempt, or none, is refused. So an acceptance whose answer
+    /// was lost is not lost, and a token is still good for one payment only.
+    public func verify(_ text: String, enrolment: EnrolmentToken, attempt: String? = nil) async throws(WhitelabelPayError) -> VerifiedPaymentToken {
         let (verified, identifier) = try check(text, enrolment: enrolment)
         if requiresOfflineGrant, verified.isOffline {
             let counter = try Self.offlineCounter(verified.token)
@@ -86,7 +93,8 @@ public struct PaymentTokenVerifier: Sendable {
             }
         }
         let first: Bool
-        do { first = try await store.recordOnce(identifier, expiresAt: verified.token.epochSeconds + lifetime + skew) } catch {
+        let attemptKey = attempt.map { HashFunction.sha256.hash(Array($0.utf8)) }
+        do { first = try await store.recordOnce(identifier, expiresAt: verified.token.epochSeconds + lifetime + skew, attempt: attemptKey) } catch {
             throw WhitelabelPayError(.storeFailure, "the replay ledger failed: \(error.description)")
         }
         guard first else { throw WhitelabelPayError(.replayedToken, "this token was accepted before") }

@@ -41,25 +41,37 @@ enum PostgresSchema {
                 PRIMARY KEY (device_id, first))
             """,
         ]),
+        // Retries of one payment attempt are recognised (see recordOnce).
+        Migration(version: 2, statements: [
+            "ALTER TABLE tokenmint_ledger ADD COLUMN attempt BYTEA CHECK (octet_length(attempt) BETWEEN 1 AND 64)",
+        ]),
     ]
 }
 
-/// `INSERT … ON CONFLICT DO NOTHING RETURNING 1`: a row back means this
-/// call recorded the identifier.
+/// Insert-once in one statement: the row back says whether this call (or an
+/// earlier call of the same attempt) recorded the identifier. `ON CONFLICT DO
+/// UPDATE` with an unchanged value locks and returns the existing row, so the
+/// answer is decided by the primary key, never by a race between two reads.
 struct RecordOnce: PostgresPreparedStatement {
-    static let sql = "INSERT INTO tokenmint_ledger (id, expires_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING RETURNING 1"
-    typealias Row = Int32
+    static let sql = """
+        INSERT INTO tokenmint_ledger AS l (id, expires_at, attempt) VALUES ($1, $2, $3)
+        ON CONFLICT (id) DO UPDATE SET expires_at = l.expires_at
+        RETURNING (xmax = 0) OR coalesce(l.attempt = $3, false)
+        """
+    typealias Row = Bool
     let identifier: ByteBuffer
     let expiresAt: Int64
+    let attempt: ByteBuffer?
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 2)
+        var bindings = PostgresBindings(capacity: 3)
         bindings.append(identifier)
         bindings.append(expiresAt)
+        if let attempt { bindings.append(attempt) } else { bindings.appendNull() }
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int32.self) }
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Bool.self) }
 }
 
 /// A device's record.

@@ -108,11 +108,12 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
     // MARK: VerifierStore
 
     /// Inserts `identifier` once; the primary key decides between verifiers.
-    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64) async throws(StoreError) -> Bool {
-        try VerifierStoreLimits.checkIdentifier(identifier)
+    /// A retry of the same attempt finds its own row and returns true again.
+    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?) async throws(StoreError) -> Bool {
+        try VerifierStoreLimits.checkIdentifier(identifier, attempt: attempt)
         return try await bounded("ledger insert") { client, logger in
-            let rows = try await client.execute(RecordOnce(identifier: ByteBuffer(bytes: identifier), expiresAt: expiresAt), logger: logger)
-            for try await _ in rows { return true }
+            let statement = RecordOnce(identifier: ByteBuffer(bytes: identifier), expiresAt: expiresAt, attempt: attempt.map { ByteBuffer(bytes: $0) })
+            for try await mine in try await client.execute(statement, logger: logger) { return mine }
             return false
         }
     }

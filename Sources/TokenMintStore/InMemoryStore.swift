@@ -9,7 +9,7 @@ public final class InMemoryStore: KeyValueStore, VerifierStore, @unchecked Senda
     private var items: [String: [UInt8]] = [:]
     private var secrets: [String: SecureBytes] = [:]
     private var counters: [String: Int64] = [:]
-    private var ledger: [[UInt8]: Int64] = [:]
+    private var ledger: [[UInt8]: (expiresAt: Int64, attempt: [UInt8]?)] = [:]
     private var devices: [String: (record: [UInt8], next: Int64)] = [:]
     private var grants: [String: [OfflineGrant]] = [:]
 
@@ -70,12 +70,12 @@ public final class InMemoryStore: KeyValueStore, VerifierStore, @unchecked Senda
     }
 
     /// Records `identifier` once.
-    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64) throws(StoreError) -> Bool {
-        try VerifierStoreLimits.checkIdentifier(identifier)
+    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]? = nil) throws(StoreError) -> Bool {
+        try VerifierStoreLimits.checkIdentifier(identifier, attempt: attempt)
         lock.lock()
         defer { lock.unlock() }
-        guard ledger[identifier] == nil else { return false }
-        ledger[identifier] = expiresAt
+        if let existing = ledger[identifier] { return attempt != nil && existing.attempt == attempt }
+        ledger[identifier] = (expiresAt, attempt)
         return true
     }
 
@@ -83,7 +83,7 @@ public final class InMemoryStore: KeyValueStore, VerifierStore, @unchecked Senda
     public func prune(expiredBefore time: Int64) throws(StoreError) -> Int {
         lock.lock()
         defer { lock.unlock() }
-        let expired = ledger.filter { $0.value < time }.map(\.key)
+        let expired = ledger.filter { $0.value.expiresAt < time }.map(\.key)
         for key in expired { ledger[key] = nil }
         return expired.count
     }

@@ -60,7 +60,12 @@ public protocol KeyValueStore: Sendable {
 public protocol VerifierStore: Sendable {
     /// Records `identifier` and returns true, or returns false when it was
     /// recorded before (and has not been pruned).
-    func recordOnce(_ identifier: [UInt8], expiresAt: Int64) async throws(StoreError) -> Bool
+    ///
+    /// `attempt` makes a retry safe: when the identifier was recorded by the
+    /// same attempt (a payment transaction's ID, retried after a crash or a
+    /// lost answer), the call returns true again. Another attempt, or none,
+    /// gets false.
+    func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?) async throws(StoreError) -> Bool
     /// Drops ledger entries that expired before `time`; returns how many.
     func prune(expiredBefore time: Int64) async throws(StoreError) -> Int
     /// Enrols a device: its record (for WhitelabelPay, the enrolment token)
@@ -75,6 +80,13 @@ public protocol VerifierStore: Sendable {
     func grantOfflineAllowance(_ deviceID: String, count: Int64, notAfter: Int64) async throws(StoreError) -> OfflineGrant
     /// The grant of `deviceID` that contains counter value `counter`, or nil.
     func offlineGrant(_ deviceID: String, containing counter: Int64) async throws(StoreError) -> OfflineGrant?
+}
+
+extension VerifierStore {
+    /// Records `identifier` once, with no attempt.
+    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64) async throws(StoreError) -> Bool {
+        try await recordOnce(identifier, expiresAt: expiresAt, attempt: nil)
+    }
 }
 
 /// Offline counter values granted to one device: `first ..< first + count`.
@@ -102,9 +114,10 @@ public struct OfflineGrant: Sendable, Hashable {
 
 /// The checks every ``VerifierStore`` applies to its arguments.
 public enum VerifierStoreLimits {
-    /// Ledger identifiers are 1 to 64 bytes.
-    public static func checkIdentifier(_ identifier: [UInt8]) throws(StoreError) {
+    /// Ledger identifiers and attempts are 1 to 64 bytes.
+    public static func checkIdentifier(_ identifier: [UInt8], attempt: [UInt8]? = nil) throws(StoreError) {
         guard !identifier.isEmpty, identifier.count <= 64 else { throw StoreError(.invalidArgument, "ledger identifiers are 1 to 64 bytes") }
+        if let attempt { guard !attempt.isEmpty, attempt.count <= 64 else { throw StoreError(.invalidArgument, "attempts are 1 to 64 bytes") } }
     }
 
     /// Device IDs are 1 to 128 bytes of UTF-8; records at most 4 KiB.
@@ -184,12 +197,17 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
                 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value BLOB NOT NULL);
                 CREATE TABLE IF NOT EXISTS items (name TEXT PRIMARY KEY, sealed INTEGER NOT NULL, value BLOB NOT NULL);
                 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-                CREATE TABLE IF NOT EXISTS ledger (id BLOB PRIMARY KEY, expires_at INTEGER NOT NULL);
+                CREATE TABLE IF NOT EXISTS ledger (id BLOB PRIMARY KEY, expires_at INTEGER NOT NULL, attempt BLOB);
                 CREATE INDEX IF NOT EXISTS ledger_expiry ON ledger (expires_at);
                 CREATE TABLE IF NOT EXISTS devices (id TEXT PRIMARY KEY, record BLOB NOT NULL, next_counter INTEGER NOT NULL DEFAULT 1);
                 CREATE TABLE IF NOT EXISTS grants (device_id TEXT NOT NULL REFERENCES devices (id), first INTEGER NOT NULL,
                     count INTEGER NOT NULL, not_after INTEGER NOT NULL, PRIMARY KEY (device_id, first));
                 """)
+            // Stores made before ledger attempts existed get the column.
+            let columns = try SQLiteStore.query(handle, "SELECT name FROM pragma_table_info('ledger')", [])
+            if !columns.contains(where: { $0.first == Array("attempt".utf8) }) {
+                try SQLiteStore.execute(handle, "ALTER TABLE ledger ADD COLUMN attempt BLOB")
+            }
         } catch {
             sqlite3_close(handle)
             throw error
@@ -330,13 +348,18 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
 
     // MARK: VerifierStore
 
-    /// Inserts `identifier` once (a primary key makes the second insert a no-op).
-    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64) throws(StoreError) -> Bool {
-        try VerifierStoreLimits.checkIdentifier(identifier)
+    /// Inserts `identifier` once (a primary key makes the second insert a
+    /// no-op); a retry of the same attempt is recognised.
+    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]? = nil) throws(StoreError) -> Bool {
+        try VerifierStoreLimits.checkIdentifier(identifier, attempt: attempt)
         lock.lock()
         defer { lock.unlock() }
-        try SQLiteStore.run(db, "INSERT OR IGNORE INTO ledger (id, expires_at) VALUES (?, ?)", [.blob(identifier), .integer(expiresAt)])
-        return sqlite3_changes(db) == 1
+        try SQLiteStore.run(db, "INSERT OR IGNORE INTO ledger (id, expires_at, attempt) VALUES (?, ?, ?)",
+                            [.blob(identifier), .integer(expiresAt), attempt.map { .blob($0) } ?? .null])
+        if sqlite3_changes(db) == 1 { return true }
+        guard let attempt else { return false }
+        let stored = try SQLiteStore.query(db, "SELECT attempt FROM ledger WHERE id = ?", [.blob(identifier)]).first?.first ?? nil
+        return stored == attempt
     }
 
     /// Deletes expired ledger entries.
@@ -414,6 +437,7 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
         case text(String)
         case blob([UInt8])
         case integer(Int64)
+        case null
     }
 
     static func failure(_ db: OpaquePointer, _ status: Int32, _ what: String) -> StoreError {
@@ -445,6 +469,7 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
             case .text(let text): sqlite3_bind_text(statement, position, text, -1, transient)
             case .blob(let bytes): sqlite3_bind_blob(statement, position, bytes, Int32(bytes.count), transient)
             case .integer(let value): sqlite3_bind_int64(statement, position, value)
+            case .null: sqlite3_bind_null(statement, position)
             }
         }
         return statement

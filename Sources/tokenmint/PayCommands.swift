@@ -134,16 +134,24 @@ struct PayCommand: AsyncParsableCommand {
         @OptionGroup var options: StoreOptions
         @Flag(help: "Mint offline, within the quota.") var offline = false
         @Option(help: "Also write the token as an Aztec PNG.") var aztec: String?
+        @Option(help: "Mint this many tokens, one per line.") var count = 1
+
+        func validate() throws {
+            guard (1...100_000).contains(count) else { throw ValidationError("--count is 1 to 100000") }
+            guard count == 1 || aztec == nil else { throw ValidationError("--aztec writes one token") }
+        }
 
         func run() async throws {
             let sdk = try options.sdk()
             do {
-                let token = try await sdk.getPaymentToken(offline: offline)
-                if let aztec {
-                    let png = try AztecEncoder.encode(token: token.description).png(scale: 4, quietZone: 4)
-                    guard FileManager.default.createFile(atPath: aztec, contents: Data(png)) else { throw CLIError(message: "cannot write \(aztec)") }
+                for _ in 0..<count {
+                    let token = try await sdk.getPaymentToken(offline: offline)
+                    if let aztec {
+                        let png = try AztecEncoder.encode(token: token.description).png(scale: 4, quietZone: 4)
+                        guard FileManager.default.createFile(atPath: aztec, contents: Data(png)) else { throw CLIError(message: "cannot write \(aztec)") }
+                    }
+                    print(token)
                 }
-                print(token)
             } catch let error as WhitelabelPayError where error.code == .offlineTokenLimitReached {
                 throw CLIError(message: "offlineTokenLimitReached: \(error.reason)", status: 3)
             }
@@ -167,8 +175,10 @@ struct PayCommand: AsyncParsableCommand {
             commandName: "verify",
             abstract: "Verify payment tokens for an enrolment or an enrolled device: exit 0 valid, 1 rejected.",
             discussion: """
-                With --stdin, verifies one token per input line and prints one JSON line per token \
-                ({"valid":…} or {"valid":false,"error":…}); a store failure stops with exit 2.
+                With --stdin, verifies one token per input line ("TOKEN" or "ATTEMPT TOKEN") and prints \
+                one JSON line per token ({"valid":…} or {"valid":false,"error":…}); a store failure stops \
+                with exit 2. An attempt (a payment's transaction ID) makes a retry after a crash or a lost \
+                answer safe: the same attempt is accepted again, any other is refused as replayed.
                 """)
         @OptionGroup var backend: VerifierBackendOptions
         @Option(help: "The device's enrolment token.") var enrolment: String?
@@ -178,6 +188,7 @@ struct PayCommand: AsyncParsableCommand {
         @Option(help: "Clock skew allowed, in seconds.") var skew: Int64 = 30
         @Flag(help: "Refuse offline tokens whose counter was not granted to the device.") var requireGrant = false
         @Flag(help: "Read tokens from standard input, one per line.") var stdin = false
+        @Option(help: "The payment attempt this verification belongs to (retries of it are accepted again).") var attempt: String?
         @Argument(help: "The payment token.") var token: String?
 
         func validate() throws {
@@ -194,21 +205,23 @@ struct PayCommand: AsyncParsableCommand {
                     verifier.requiresOfflineGrant = requireGrant
                     return verifier
                 }()
-                let check = { @Sendable (text: String) async throws(WhitelabelPayError) -> VerifiedPaymentToken in
-                    if let enrolmentToken { return try await verifier.verify(text, enrolment: enrolmentToken) }
-                    return try await verifier.verify(text, deviceID: device ?? "")
+                let check = { @Sendable (text: String, attempt: String?) async throws(WhitelabelPayError) -> VerifiedPaymentToken in
+                    if let enrolmentToken { return try await verifier.verify(text, enrolment: enrolmentToken, attempt: attempt) }
+                    return try await verifier.verify(text, deviceID: device ?? "", attempt: attempt)
                 }
                 guard stdin else {
                     let verified: VerifiedPaymentToken
-                    do throws(WhitelabelPayError) { verified = try await check(token ?? "") } catch {
+                    do throws(WhitelabelPayError) { verified = try await check(token ?? "", attempt) } catch {
                         throw CLIError(message: "\(error)", status: error.code == .storeFailure ? 2 : 1)
                     }
                     print(try Self.line(for: verified))
                     return
                 }
-                while let text = readLine() {
+                while let line = readLine() {
+                    let fields = line.split(separator: " ", maxSplits: 1).map(String.init)
+                    let (lineAttempt, text) = fields.count == 2 ? (fields[0], fields[1]) : (attempt, line)
                     let verified: VerifiedPaymentToken
-                    do throws(WhitelabelPayError) { verified = try await check(text) } catch {
+                    do throws(WhitelabelPayError) { verified = try await check(text, lineAttempt) } catch {
                         // A store failure stops the run: that token's answer is unknown.
                         if error.code == .storeFailure { throw CLIError(message: "\(error)", status: 2) }
                         Self.emit(String(decoding: try JSONSerialization.data(

@@ -107,6 +107,14 @@ struct VerifierStoreTests {
         #expect(try await store.prune(expiredBefore: 101) >= 1)
         #expect(try await store.recordOnce(a, expiresAt: 100), "a pruned identifier may be recorded again")
         #expect(try await !store.recordOnce(b, expiresAt: 1), "an unexpired one may not")
+        // Attempts: the same attempt's retry is accepted again, any other is not.
+        let c = SecureRandom.bytes(count: 32)
+        #expect(try await store.recordOnce(c, expiresAt: 10_000_000_000, attempt: [1]))
+        #expect(try await store.recordOnce(c, expiresAt: 10_000_000_000, attempt: [1]))
+        #expect(try await !store.recordOnce(c, expiresAt: 10_000_000_000, attempt: [2]))
+        #expect(try await !store.recordOnce(c, expiresAt: 10_000_000_000))
+        #expect(try await !store.recordOnce(b, expiresAt: 10_000_000_000, attempt: [1]), "no attempt recorded: a retry is a replay")
+        await expectStoreError(.invalidArgument) { _ = try await store.recordOnce(c, expiresAt: 1, attempt: []) }
     }
 
     /// Enrolment is idempotent and refuses a second key; grants from four

@@ -10,7 +10,7 @@ import TokenMintStore
 enum PaySuite {
     /// A store that accepts every token: the verifier's own cost.
     struct NoLedger: VerifierStore {
-        func recordOnce(_ identifier: [UInt8], expiresAt: Int64) throws(StoreError) -> Bool { true }
+        func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?) throws(StoreError) -> Bool { true }
         func prune(expiredBefore time: Int64) throws(StoreError) -> Int { 0 }
         func enrolDevice(_ deviceID: String, record: [UInt8]) throws(StoreError) {}
         func deviceRecord(_ deviceID: String) throws(StoreError) -> [UInt8]? { nil }
