@@ -10,6 +10,7 @@ let package = Package(
         .package(name: "TokenMint", path: ".."),
         .package(url: "https://github.com/apple/swift-crypto.git", "4.1.0"..<"5.0.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
     ],
     targets: [
         // The raw C calls TokenMint wraps, measured without any Swift around them.
@@ -26,6 +27,8 @@ let package = Package(
                 .product(name: "TokenMintStore", package: "TokenMint"),
                 .product(name: "TokenMintPay", package: "TokenMint"),
                 .product(name: "TokenMintWebAuthn", package: "TokenMint"),
+                .product(name: "TokenMintPostgres", package: "TokenMint"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -209,8 +209,9 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
     }
 }
 
-/// Where a ``PostgresVerifierStore`` connects, and its limits.
-public struct PostgresConfiguration: Sendable, Hashable {
+/// Where a ``PostgresVerifierStore`` connects, and its limits. Its
+/// description never shows the password.
+public struct PostgresConfiguration: Sendable, Hashable, CustomStringConvertible {
     /// Host name or address.
     public var host: String
     /// Port.
@@ -231,6 +232,12 @@ public struct PostgresConfiguration: Sendable, Hashable {
     /// How long one statement may run on the server (and, plus a second,
     /// how long a call waits for its answer).
     public var statementTimeout: Duration = .seconds(5)
+
+    /// `postgres://user:***@host:port/database`, TLS and limits.
+    public var description: String {
+        "postgres://\(username)\(password == nil ? "" : ":***")@\(host):\(port)/\(database ?? username)"
+            + " (tls: \(requireTLS ? "required" : "off"), pool: \(maximumConnections), statement timeout: \(statementTimeout))"
+    }
 
     /// A configuration.
     public init(host: String, port: Int = 5432, username: String, password: String? = nil, database: String? = nil) {

@@ -83,6 +83,21 @@ struct VerifierStoreTests {
         try await Backend.postgres.withStores(2) { try await Self.offlineGrants($0) }
     }
 
+    #if canImport(TokenMintPostgres)
+    @Test("PostgreSQL URLs: parts, sslmode, refusals; the password never printed")
+    func postgresURL() throws {
+        let config = try PostgresConfiguration(url: "postgres://desk:s3cret@db.internal:6543/payments?sslmode=require")
+        #expect(config.host == "db.internal" && config.port == 6543 && config.username == "desk")
+        #expect(config.password == "s3cret" && config.database == "payments" && config.requireTLS)
+        #expect(!config.description.contains("s3cret") && !"\(config)".contains("s3cret"))
+        let local = try PostgresConfiguration(url: "postgresql://desk@127.0.0.1/payments")
+        #expect(local.port == 5432 && !local.requireTLS && local.password == nil)
+        for bad in ["http://desk@h/db", "postgres://h/db", "postgres://desk@h/db?sslmode=prefer", "postgres://desk@h/db?x=1", "not a url"] {
+            #expect(throws: StoreError.self) { try PostgresConfiguration(url: bad) }
+        }
+    }
+    #endif
+
     // MARK: The suite
 
     static func expectStoreError(_ code: StoreError.Code, _ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) async {

@@ -4,13 +4,17 @@ import Foundation
 /// tokenmint-bench: TokenMint's signers and verifiers against the raw C calls
 /// they wrap and against swift-crypto, interleaved in one process.
 ///
-///     tokenmint-bench [--quick] [--filter TEXT] [--json FILE] [--svg FILE] [--no-scaling]
+///     tokenmint-bench [--quick] [--filter TEXT] [--json FILE] [--svg FILE] [--no-scaling] [--postgres URL]
+///
+/// `--postgres URL` adds the verifier scale-out table (PostgreSQL and SQLite
+/// ledgers at 1, 4 and 16 concurrent verifiers, and a bare insert loop).
 struct Options {
     var quick = false
     var filter: String?
     var json: String?
     var svg: String?
     var scaling = true
+    var postgres: String?
 
     init(_ arguments: [String]) throws {
         var iterator = arguments.makeIterator()
@@ -21,8 +25,9 @@ struct Options {
             case "--json": json = iterator.next()
             case "--svg": svg = iterator.next()
             case "--no-scaling": scaling = false
+            case "--postgres": postgres = iterator.next()
             case "-h", "--help":
-                print("usage: tokenmint-bench [--quick] [--filter TEXT] [--json FILE] [--svg FILE] [--no-scaling]")
+                print("usage: tokenmint-bench [--quick] [--filter TEXT] [--json FILE] [--svg FILE] [--no-scaling] [--postgres URL]")
                 exit(0)
             default: throw BenchError("unknown argument \(argument)")
             }
@@ -64,7 +69,7 @@ do {
 
     var results: [Measurement] = []
     var scaling: [Scaling] = []
-    let progress: (String) -> Void = { line in FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8)) }
+    let progress: @Sendable (String) -> Void = { line in FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8)) }
     for group in groups {
         let measured = Harness.measure(group, rounds: rounds, batchSeconds: batch, progress: progress)
         results += measured
@@ -73,6 +78,13 @@ do {
         {
             scaling.append(row)
         }
+    }
+    var scaleOut: [VerifierScaleSuite.Row] = []
+    if let url = options.postgres {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tokenmint-bench-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        scaleOut = try await VerifierScaleSuite.run(url: url, quick: options.quick, directory: directory, progress: progress)
     }
     FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
 
@@ -130,6 +142,17 @@ do {
             print(line)
         }
     }
+    if !scaleOut.isEmpty {
+        print("\nVerifier scale-out: payment-token verifies with a shared ledger, each on a fresh token (\(scaleOut[0].operations) per row)")
+        print(pad("ledger", 44) + pad("verifiers", 10, right: true) + pad("ops/s", 10, right: true) + pad("p50 µs", 10, right: true)
+            + pad("p99 µs", 10, right: true) + pad("×bare", 8, right: true))
+        for row in scaleOut {
+            let bare = scaleOut.first { $0.backend.hasPrefix("bare") && $0.concurrency == row.concurrency }
+            print(pad(row.backend, 44) + pad(String(row.concurrency), 10, right: true) + pad(format(row.perSecond), 10, right: true)
+                + pad(format(row.p50), 10, right: true) + pad(format(row.p99), 10, right: true)
+                + pad(bare.map { String(format: "%.2f", row.perSecond / $0.perSecond) } ?? "", 8, right: true))
+        }
+    }
     print("\nGoals: signers and verifiers ≥ 0.95× their raw C call; JWT mint and verify ≥ 0.90× (HS256 mint ≥ 0.5×); "
         + "JWT allocations ≤ ¼ of jwt-kit's; signers ≥ 1.8× on 2 threads. " + (missed.isEmpty ? "All met." : "Missed: " + missed.joined(separator: "; ")))
 
@@ -157,6 +180,10 @@ do {
         let document: [String: Any] = [
             "tool": "tokenmint-bench", "quick": options.quick, "rounds": rounds, "machine": info,
             "date": ISO8601DateFormatter().string(from: Date()), "results": rows, "scaling": scalingRows,
+            "verifier_scale_out": scaleOut.map { row in
+                ["ledger": row.backend, "verifiers": row.concurrency, "operations": row.operations, "ops_per_second": row.perSecond,
+                 "p50_microseconds": row.p50, "p99_microseconds": row.p99] as [String: Any]
+            },
         ]
         let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
         try data.write(to: URL(fileURLWithPath: path))

@@ -1,0 +1,131 @@
+import Foundation
+import Logging
+import PostgresNIO
+import TokenMintCrypto
+import TokenMintPay
+import TokenMintPostgres
+import TokenMintStore
+
+/// Payment-token verification with a shared ledger at 1, 4 and 16 concurrent
+/// verifiers: PostgreSQL on loopback, SQLite, and a bare
+/// `INSERT … ON CONFLICT DO NOTHING` loop through postgres-nio (the
+/// database's own limit on this machine). Each verify uses a fresh token.
+enum VerifierScaleSuite {
+    struct Row {
+        let backend: String
+        let concurrency: Int
+        let operations: Int
+        let perSecond: Double
+        let p50: Double
+        let p99: Double
+    }
+
+    final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var next = 0
+        func take(below limit: Int) -> Int? {
+            lock.withLock {
+                guard next < limit else { return nil }
+                defer { next += 1 }
+                return next
+            }
+        }
+    }
+
+    /// Runs `operation(index)` for indices 0..<count from `concurrency` tasks;
+    /// returns ops/s and the latency percentiles in microseconds.
+    static func measure(
+        _ backend: String, concurrency: Int, count: Int, _ operation: @escaping @Sendable (Int) async throws -> Void
+    ) async throws -> Row {
+        let counter = Counter()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+            for _ in 0..<concurrency {
+                group.addTask {
+                    var mine: [Double] = []
+                    while let index = counter.take(below: count) {
+                        let t0 = clock.now
+                        try await operation(index)
+                        let elapsed = clock.now - t0
+                        mine.append(Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12)
+                    }
+                    return mine
+                }
+            }
+            return try await group.reduce(into: [Double]()) { $0 += $1 }
+        }.sorted()
+        let wall = clock.now - start
+        let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
+        func percentile(_ p: Double) -> Double { latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
+        return Row(backend: backend, concurrency: concurrency, operations: count, perSecond: Double(count) / seconds,
+                   p50: percentile(0.5), p99: percentile(0.99))
+    }
+
+    static func run(url: String, quick: Bool, directory: String, progress: @escaping @Sendable (String) -> Void) async throws -> [Row] {
+        let perCell = quick ? 2_000 : 20_000
+        let levels = [1, 4, 16]
+        progress("verifier scale-out: minting \(perCell * levels.count * 2) tokens")
+        let configuration = try WhitelabelPayConfiguration(
+            tenantID: "0b6d5b8e-8c1b-4a0a-9f5e-3c2d1e0f9a8b", referenceID: UUID().uuidString.lowercased(), offlineTokenLimit: 0)
+        let sdk = try WhitelabelPay(configuration: configuration, store: InMemoryStore(), backend: LocalBackend(clock: .system))
+        let enrolment = try await sdk.getEnrolmentToken()
+        try await sdk.handlePush(Array(#"{"aps":{},"yp-type":"enrolment-succeeded.v1"}"#.utf8))
+        try await sdk.addPaymentMeans("card-1")
+        var tokens: [String] = []
+        for _ in 0..<(perCell * levels.count * 2) { tokens.append(try await sdk.getPaymentToken().description) }
+        let all = tokens
+
+        var postgres = try PostgresConfiguration(url: url)
+        postgres.maximumConnections = 16
+        var rows: [Row] = []
+        let sqlite = try SQLiteStore(path: directory + "/scale-ledger.sqlite", masterKey: .key(SecureBytes(randomCount: 32)))
+        let sqliteVerifier = PaymentTokenVerifier(store: sqlite, lifetime: 86_400, clock: .system)
+        rows += try await PostgresVerifierStore.withStore(postgres) { store in
+            try await store.migrate()
+            let verifier = PaymentTokenVerifier(store: store, lifetime: 86_400, clock: .system)
+            var out: [Row] = []
+            for (n, level) in levels.enumerated() {
+                progress("verifier scale-out: PostgreSQL ledger, \(level) verifiers")
+                let base = n * perCell
+                out.append(try await measure("PostgreSQL ledger (verify)", concurrency: level, count: perCell) { i in
+                    _ = try await verifier.verify(all[base + i], enrolment: enrolment)
+                })
+            }
+            return out
+        }
+        for (n, level) in levels.enumerated() {
+            progress("verifier scale-out: SQLite ledger, \(level) verifiers")
+            let base = (levels.count + n) * perCell
+            rows.append(try await measure("SQLite ledger (verify)", concurrency: level, count: perCell) { i in
+                _ = try await sqliteVerifier.verify(all[base + i], enrolment: enrolment)
+            })
+        }
+        // The bare insert loop: what the server does for one ledger entry.
+        var bare = PostgresClient.Configuration(
+            host: postgres.host, port: postgres.port, username: postgres.username, password: postgres.password,
+            database: postgres.database, tls: .disable)
+        bare.options.maximumConnections = 16
+        let client = PostgresClient(configuration: bare, backgroundLogger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }))
+        rows += try await withThrowingTaskGroup(of: [Row]?.self) { group in
+            group.addTask {
+                await client.run()
+                return nil
+            }
+            defer { group.cancelAll() }
+            try await client.query("CREATE TABLE IF NOT EXISTS tokenmint_bench_ledger (id BYTEA PRIMARY KEY, expires_at BIGINT NOT NULL)")
+            try await client.query("TRUNCATE tokenmint_bench_ledger")
+            var out: [Row] = []
+            for level in levels {
+                progress("verifier scale-out: bare INSERT, \(level) connections")
+                out.append(try await measure("bare INSERT … ON CONFLICT (postgres-nio)", concurrency: level, count: perCell) { _ in
+                    let id = ByteBuffer(bytes: SecureRandom.bytes(count: 32))
+                    try await client.query("INSERT INTO tokenmint_bench_ledger (id, expires_at) VALUES (\(id), \(Int64(0))) ON CONFLICT DO NOTHING")
+                })
+            }
+            try await client.query("DROP TABLE tokenmint_bench_ledger")
+            return out
+        }
+        return rows
+    }
+}
