@@ -4,17 +4,20 @@ import TokenMintStore
 import TokenMintAztec
 import Dispatch
 
+/// Holds a result across threads for ``blocking(_:)``.
+final class ResultBox<T>: @unchecked Sendable { var value: T? }
+
 /// Runs async work to the end from libFuzzer's synchronous callback.
 func blocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
-    final class Box: @unchecked Sendable { var value: T? }
-    let box = Box()
+    let box = ResultBox<T>()
     let done = DispatchSemaphore(value: 0)
     Task {
         box.value = await body()
         done.signal()
     }
     done.wait()
-    return box.value!
+    guard let value = box.value else { violated("async work finished without a value") }
+    return value
 }
 
 /// The device key of the pay seeds: Ed25519 from the seed 0x00…1f (the
