@@ -24,6 +24,17 @@ struct ConcurrencyStressTests {
         ProcessInfo.processInfo.environment["TOKENMINT_STRESS_SECONDS"].flatMap(Double.init) ?? 3
     }
 
+    /// Runs `body` until the deadline and at least 50 times, yielding
+    /// between runs so every worker gets the cooperative threads.
+    static func repeatUntil(_ deadline: Date, _ body: () async -> Void) async {
+        var runs = 0
+        while Date() < deadline || runs < 50 {
+            runs += 1
+            await Task.yield()
+            await body()
+        }
+    }
+
     struct MintedJWT: Sendable { let index: Int; let keyID: String; let token: String; let verifiedAtOnce: Bool }
     struct Verification: Sendable { let token: String; let accepted: Bool }
 
@@ -99,11 +110,8 @@ struct ConcurrencyStressTests {
             }
             for _ in 0..<2 {
                 group.addTask {
-                    var n = 0
-                    while Date() < deadline || n < 50 {
-                        n += 1
-                        await Task.yield()
-                        guard let token = try? await sdk.getPaymentToken(offline: true) else { counter.append(-2); continue }
+                    await Self.repeatUntil(deadline) {
+                        guard let token = try? await sdk.getPaymentToken(offline: true) else { return counter.append(-2) }
                         payTokens.append(token.description)
                     }
                 }
@@ -126,16 +134,11 @@ struct ConcurrencyStressTests {
             }
             for _ in 0..<2 {
                 group.addTask {
-                    var n = 0
-                    while Date() < deadline || n < 50 {
-                        n += 1
-                        await Task.yield()
-                        if let response = try? await session.getAssertion(
-                            clientDataHash: Array(repeating: 2, count: 32), rpID: "example.org", allowList: [credentialID]) {
-                            signCounts.append(response.authenticatorData.signCount)
-                        } else {
-                            counter.append(-3)
-                        }
+                    await Self.repeatUntil(deadline) {
+                        guard let response = try? await session.getAssertion(
+                            clientDataHash: Array(repeating: 2, count: 32), rpID: "example.org", allowList: [credentialID])
+                        else { return counter.append(-3) }
+                        signCounts.append(response.authenticatorData.signCount)
                     }
                 }
             }
