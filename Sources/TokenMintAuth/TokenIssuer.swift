@@ -106,7 +106,6 @@ public actor LocalTokenIssuer {
         let fresh = SecureBytes(randomCount: 32)
         let jwk: JWK
         do { jwk = try Self.signingJWK(fresh) } catch { throw AuthError(.internalFailure, "cannot use the new signing key: \(error)") }
-        let retired = keyRing.verificationKeys.keys.dropFirst().compactMap(\.keyID)
         let until = clock() + accessLifetime
         try transaction { tx in
             guard let current = try tx.secret(Self.signingKeyName) else { throw AuthError(.internalFailure, "the signing key is gone") }
@@ -114,13 +113,17 @@ public actor LocalTokenIssuer {
             try tx.setValue(Self.previousKeyUntilName, Array(String(until).utf8))
             try tx.setSecret(Self.signingKeyName, fresh)
         }
-        do {
-            try keyRing.rotate(to: jwk)
-            for keyID in retired { try keyRing.retire(keyID: keyID) }
-        } catch { throw AuthError(.internalFailure, "cannot rotate: \(error)") }
+        do { try keyRing.rotate(to: jwk) } catch { throw AuthError(.internalFailure, "cannot rotate: \(error)") }
+        retireVerificationKeys(keeping: 2)  // the new key and the one it replaced
         previousKeyUntil = until
         logger.info("signing key rotated", metadata: ["kid": "\(jwk.keyID ?? "")", "previous_until": "\(until)"])
         return jwk.keyID ?? ""
+    }
+
+    /// Retires every verification key after the first `kept` (the signing
+    /// key comes first, then the key it replaced).
+    func retireVerificationKeys(keeping kept: Int) {
+        for keyID in keyRing.verificationKeys.keys.dropFirst(kept).compactMap(\.keyID) { _ = try? keyRing.retire(keyID: keyID) }
     }
 
     /// Logs a refusal and returns the error to throw.
@@ -300,7 +303,7 @@ public actor LocalTokenIssuer {
     /// Verifies an access token of this issuer (account or elevated).
     public func verify(_ accessToken: String) throws(AuthError) -> VerifiedJWT {
         if let until = previousKeyUntil, clock() >= until {
-            for keyID in keyRing.verificationKeys.keys.dropFirst().compactMap(\.keyID) { _ = try? keyRing.retire(keyID: keyID) }
+            retireVerificationKeys(keeping: 1)
             previousKeyUntil = nil
         }
         var validation = JWTValidation.accessToken(issuer: issuer, audience: audience)

@@ -317,12 +317,17 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
 
     /// Runs `body` in one `BEGIN IMMEDIATE` transaction; commits durably or rolls back.
     public func transaction<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
+        try immediate { try body(Transaction(db: db, key: masterKey)) }
+    }
+
+    /// Runs `body` under the lock between `BEGIN IMMEDIATE` and `COMMIT`,
+    /// rolling back when anything throws.
+    func immediate<T>(_ body: () throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
         try SQLiteStore.execute(db, "BEGIN IMMEDIATE")
-        let transaction = Transaction(db: db, key: masterKey)
         do {
-            let result = try body(transaction)
+            let result = try body()
             try SQLiteStore.execute(db, "COMMIT")
             return result
         } catch {
@@ -393,22 +398,19 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
     public func grantOfflineAllowance(_ deviceID: String, count: Int64, notAfter: Int64) throws(StoreError) -> OfflineGrant {
         try VerifierStoreLimits.checkDevice(deviceID)
         try VerifierStoreLimits.checkGrant(count: count)
-        lock.lock()
-        defer { lock.unlock() }
-        try SQLiteStore.execute(db, "BEGIN IMMEDIATE")
-        do throws(StoreError) {
-            guard let row = try SQLiteStore.query(db, "SELECT next_counter FROM devices WHERE id = ?", [.text(deviceID)]).first,
-                let bytes = row.first ?? nil
-            else { throw StoreError(.notFound, "device \(deviceID) is not enrolled") }
-            let first = SQLiteStore.integer(bytes)
-            try SQLiteStore.run(db, "UPDATE devices SET next_counter = ? WHERE id = ?", [.integer(first + count), .text(deviceID)])
-            try SQLiteStore.run(db, "INSERT INTO grants (device_id, first, count, not_after) VALUES (?, ?, ?, ?)",
-                                [.text(deviceID), .integer(first), .integer(count), .integer(notAfter)])
-            try SQLiteStore.execute(db, "COMMIT")
-            return OfflineGrant(deviceID: deviceID, first: first, count: count, notAfter: notAfter)
+        do {
+            return try immediate {
+                guard let row = try SQLiteStore.query(db, "SELECT next_counter FROM devices WHERE id = ?", [.text(deviceID)]).first,
+                    let bytes = row.first ?? nil
+                else { throw StoreError(.notFound, "device \(deviceID) is not enrolled") }
+                let first = SQLiteStore.integer(bytes)
+                try SQLiteStore.run(db, "UPDATE devices SET next_counter = ? WHERE id = ?", [.integer(first + count), .text(deviceID)])
+                try SQLiteStore.run(db, "INSERT INTO grants (device_id, first, count, not_after) VALUES (?, ?, ?, ?)",
+                                    [.text(deviceID), .integer(first), .integer(count), .integer(notAfter)])
+                return OfflineGrant(deviceID: deviceID, first: first, count: count, notAfter: notAfter)
+            }
         } catch {
-            _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
-            throw error
+            throw error as? StoreError ?? StoreError(.databaseFailure, "grant: \(error)")
         }
     }
 
@@ -580,7 +582,7 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
             guard let bytes = try SQLiteStore.query(db, "SELECT value FROM counters WHERE name = ?", [.text(name)]).first?.first.flatMap({ $0 }),
                 bytes.count == 8
             else { return 0 }
-            return Int64(bitPattern: bytes.reduce(0) { $0 << 8 | UInt64($1) })
+            return SQLiteStore.integer(bytes)
         }
 
         func setCounter(_ name: String, _ value: Int64) throws(StoreError) {

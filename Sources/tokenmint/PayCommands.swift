@@ -14,9 +14,11 @@ struct StoreOptions: ParsableArguments {
         return .file(path: store + "/master.key")
     }
 
-    func open(_ file: String = "store.sqlite") throws -> SQLiteStore {
+    /// Opens `file` in the state folder (or the SQLite file at `path`),
+    /// creating the folder, which holds the master key either way.
+    func open(_ file: String = "store.sqlite", path: String? = nil) throws -> SQLiteStore {
         try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        return try SQLiteStore(path: store + "/" + file, masterKey: masterKey)
+        return try SQLiteStore(path: path ?? store + "/" + file, masterKey: masterKey)
     }
 
     /// The SDK over the store, with the configuration saved by `pay init`.

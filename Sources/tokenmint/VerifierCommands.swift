@@ -21,8 +21,7 @@ struct VerifierBackendOptions: ParsableArguments {
             return try await PostgresVerifierStore.withStore(try PostgresConfiguration(url: postgres)) { try await body($0) }
         }
         #endif
-        try FileManager.default.createDirectory(atPath: store.store, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        return try await body(try SQLiteStore(path: ledger ?? store.store + "/ledger.sqlite", masterKey: store.masterKey))
+        return try await body(try store.open("ledger.sqlite", path: ledger))
     }
 }
 

@@ -30,17 +30,11 @@ import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop"))
 from tmcli import TOKENMINT, Checks  # noqa: E402
+from pay_verify import tm_ok as tm  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 PUSH = '{"aps":{},"yp-type":"enrolment-succeeded.v1"}'
 checks = Checks()
-
-
-def tm(*args, **kw):
-    proc = subprocess.run([TOKENMINT, *args], capture_output=True, text=True, **kw)
-    if proc.returncode != 0:
-        raise SystemExit(f"tokenmint {' '.join(args[:3])} failed ({proc.returncode}): {proc.stderr.strip()}")
-    return proc.stdout
 
 
 class Desk:
@@ -127,7 +121,7 @@ def main():
     with tempfile.TemporaryDirectory() as store:
         tm("pay", "init", "--store", store, "--tenant", str(uuid.uuid4()), "--reference", str(uuid.uuid4()), "--offline-limit", "0")
         tm("pay", "means", "add", "--store", store, "card-1")
-        enrolment = tm("pay", "enrol", "--store", store).strip()
+        enrolment = tm("pay", "enrol", "--store", store)
         tm("pay", "push", "--store", store, PUSH)
         tokens = tm("pay", "mint", "--store", store, "--count", str(args.tokens)).split()
     checks("minted every token", len(tokens) == args.tokens, len(tokens))

@@ -8,11 +8,7 @@
 // does not hold — for instance a parsed value that does not survive a
 // round trip through its own encoder.
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
 
 /// One fuzz target: a name and the function that takes one input.
 struct FuzzTarget: Sendable {
@@ -55,17 +51,7 @@ func say(_ message: String) {
 /// Reads a file of the data folder, or nil.
 func dataFile(_ name: String) -> [UInt8]? {
     guard let folder = getenv("TOKENMINT_FUZZ_DATA") else { return nil }
-    let path = String(cString: folder) + "/" + name
-    guard let file = fopen(path, "rb") else { return nil }
-    defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let n = fread(&buffer, 1, buffer.count, file)
-        if n <= 0 { break }
-        bytes += buffer[..<n]
-    }
-    return bytes
+    return FileManager.default.contents(atPath: String(cString: folder) + "/" + name).map { Array($0) }
 }
 
 @_cdecl("LLVMFuzzerInitialize")
