@@ -1,24 +1,23 @@
 #!/usr/bin/env python3
 """Writes the fuzzers' seed corpora (Fuzz/Corpus/<target>/) and fixtures
-(Fuzz/Data/) from the shared reference vectors.
+(Fuzz/Data/) from the reference vectors in Vectors/ (the JOSE cookbook,
+Wycheproof's JWS and JWK files, the W3C WebAuthn vectors).
 
 The output is committed; run this again only when the vectors or a target's
-input layout change:  .venv-interop/bin/python scripts/fuzz-seeds.py ../shared
+input layout change:  .venv-interop/bin/python scripts/fuzz-seeds.py
 """
 import hashlib
 import json
 import pathlib
 import shutil
 import struct
-import sys
 
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from fido2 import cbor
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SHARED = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ROOT.parent / "shared")
-VECTORS = SHARED / "vectors"
+VECTORS = ROOT / "Vectors"
 CORPUS = ROOT / "Fuzz" / "Corpus"
 DATA = ROOT / "Fuzz" / "Data"
 

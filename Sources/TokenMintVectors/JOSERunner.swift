@@ -7,7 +7,7 @@ import TokenMintJOSE
 /// compact-serialization verifier and must come out as marked.
 enum JOSERunner {
     /// Cases of `json_web_signature_test.json` whose expected result no strict
-    /// verifier can produce (see shared/vectors/README.md). They are reported,
+    /// verifier can produce (see Vectors/README.md). They are reported,
     /// with the reason, whenever TokenMint's result differs from the file's.
     static let documentedExceptions: [Int: String] = [
         357: "byte-identical to tcIds 367 and 370, which are marked invalid; a verifier can match only one side",

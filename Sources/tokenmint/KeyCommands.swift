@@ -211,18 +211,31 @@ struct Verify: ParsableCommand {
 
 struct Vectors: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run Wycheproof and TokenMint vector files; ends with `N passed, M failed`.")
+        abstract: "Run Wycheproof and TokenMint vector files; ends with `N passed, M failed`.",
+        discussion: """
+            With no files, runs every vector file the repository ships: the project's own Vectors/*.json and \
+            the files in Vectors/wycheproof/ whose schema the runner supports (any other file is listed as \
+            skipped). The folder is --dir if given, else Vectors/ under the current directory.
+            """)
 
-    @Argument(help: "Vector files (JSON).")
-    var files: [String]
+    @Argument(help: "Vector files (JSON). None: every shipped file in the Vectors folder.")
+    var files: [String] = []
+
+    @Option(help: "The repository's Vectors folder, for a run without file arguments (default: ./Vectors).")
+    var dir: String?
 
     @Flag(help: "List every failed case, not only the first ten per file.")
     var verbose = false
 
     func run() throws {
-        guard !files.isEmpty else { throw ValidationError("give at least one vector file") }
+        var paths = files
+        if files.isEmpty {
+            paths = try Self.shippedFiles(in: try vectorsFolder())
+        } else if dir != nil {
+            throw ValidationError("--dir is for a run without file arguments")
+        }
         var passed = 0, failed = 0, accepted = 0, rejected = 0, broken = 0
-        for file in files {
+        for file in paths {
             do {
                 let report = try VectorRunner.run(path: file)
                 print(report.summary)
@@ -241,5 +254,66 @@ struct Vectors: ParsableCommand {
         if broken > 0 { print("\(broken) file(s) could not be run") }
         print("\(passed) passed, \(failed + broken) failed")
         if failed + broken > 0 { throw ExitCode(1) }
+    }
+
+    /// The folder a run without file arguments reads: `--dir`, else
+    /// `Vectors/` under the current directory.
+    func vectorsFolder() throws -> String {
+        if let dir {
+            guard Self.isFolder(dir) else { throw CLIError(message: "--dir \(dir): no such folder") }
+            return dir
+        }
+        let here = (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent("Vectors")
+        guard Self.isFolder(here) else {
+            throw CLIError(message: "no vector files given and no Vectors folder in \(FileManager.default.currentDirectoryPath): "
+                + "run from the repository root, pass --dir PATH/TO/Vectors, or name the files")
+        }
+        return here
+    }
+
+    /// The project's own `*.json` at the top of `folder`, then
+    /// `wycheproof/*.json`: each file whose schema the runner supports, in
+    /// name order. Any other file is printed as skipped. A file whose
+    /// schema cannot be read at all is kept, so the run reports it.
+    static func shippedFiles(in folder: String) throws -> [String] {
+        let wycheproof = (folder as NSString).appendingPathComponent("wycheproof")
+        guard isFolder(wycheproof) else {
+            throw CLIError(message: "\(wycheproof): no such folder (the repository ships the Wycheproof files there)")
+        }
+        var result: [String] = []
+        var skipped = 0
+        for sub in [folder, wycheproof] {
+            let names = try FileManager.default.contentsOfDirectory(atPath: sub).filter { $0.hasSuffix(".json") }.sorted()
+            for name in names {
+                let path = (sub as NSString).appendingPathComponent(name)
+                if let found = Self.schema(of: path), !VectorRunner.schemas.contains(found) {
+                    print("SKIP \(path): schema \"\(found)\" is not one the runner supports")
+                    skipped += 1
+                } else {
+                    result.append(path)
+                }
+            }
+        }
+        guard !result.isEmpty else { throw CLIError(message: "\(folder): no vector files with a supported schema") }
+        print("\(result.count) vector file(s) in \(folder)\(skipped > 0 ? ", \(skipped) skipped" : "")")
+        return result
+    }
+
+    /// The file's `schema`, normalised as ``VectorRunner`` does (no `.json`
+    /// suffix; pre-`_v1` names mapped to their `_v1` name), or nil when the
+    /// file is not JSON with a string `schema`.
+    static func schema(of path: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: path),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let declared = object["schema"] as? String
+        else { return nil }
+        var name = declared.hasSuffix(".json") ? String(declared.dropLast(5)) : declared
+        if !name.hasSuffix("_v1"), VectorRunner.schemas.contains(name + "_v1") { name += "_v1" }
+        return name
+    }
+
+    static func isFolder(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
     }
 }

@@ -3,7 +3,7 @@ import Testing
 import TokenMintCrypto
 import TokenMintJOSE
 
-/// RFC 7520 (JOSE cookbook), RFC 8037 and RFC 7797 examples from ../shared/vectors/jose-cookbook.
+/// RFC 7520 (JOSE cookbook), RFC 8037 and RFC 7797 examples from Vectors/jose-cookbook.
 @Suite("RFC 7520, 8037 and 7797 examples")
 struct CookbookTests {
     struct Example {
@@ -16,7 +16,7 @@ struct CookbookTests {
     }
 
     static func example(_ path: String) throws -> Example? {
-        guard let url = Paths.shared("jose-cookbook/" + path) else { return nil }
+        guard let url = Paths.vector("jose-cookbook/" + path) else { return nil }
         let root = try Paths.json(url)
         let input = try root.object("input")
         let key = try JWK(object: try input.object("key"))
@@ -102,7 +102,7 @@ struct CookbookTests {
 
     @Test("4.8 multiple signatures: each key verifies its own signature")
     func multipleSignatures() throws {
-        guard let url = Paths.shared("jose-cookbook/jws/4_8.multiple_signatures.json") else { return }
+        guard let url = Paths.vector("jose-cookbook/jws/4_8.multiple_signatures.json") else { return }
         let root = try Paths.json(url)
         let input = try root.object("input")
         let keys = try #require(input["key"]?.arrayValue).map { try JWK(object: try #require($0.objectValue)) }
@@ -126,7 +126,7 @@ struct CookbookTests {
 
     @Test("RFC 7797 b64:false, compact and JSON; b64 outside crit is refused")
     func unencodedPayload() throws {
-        guard let url = Paths.shared("jose-cookbook/rfc7797/hmac-sha2_b64_false.json") else { return }
+        guard let url = Paths.vector("jose-cookbook/rfc7797/hmac-sha2_b64_false.json") else { return }
         let root = try Paths.json(url)
         let input = try root.object("input")
         let key = try JWK(object: try input.object("key"))
@@ -147,7 +147,7 @@ struct CookbookTests {
         expectJOSE(.invalidHeader) { _ = try JWSVerifier(key: key, policy: strict).verify(compact: compact) }
 
         // The "JSON only" example's header has b64 without crit: RFC 7797 §6 says reject.
-        if let other = Paths.shared("jose-cookbook/rfc7797/4.2.hmac-sha2_b64_false.json") {
+        if let other = Paths.vector("jose-cookbook/rfc7797/4.2.hmac-sha2_b64_false.json") {
             let example = try Paths.json(other)
             let key2 = try JWK(object: try example.object("input").object("key"))
             expectJOSE(.invalidHeader) {
@@ -161,7 +161,7 @@ struct CookbookTests {
         var parsed = 0
         for name in ["3_1.ec_public_key", "3_2.ec_private_key", "3_3.rsa_public_key", "3_4.rsa_private_key",
                      "3_5.symmetric_key_mac_computation", "3_6.symmetric_key_encryption"] {
-            guard let url = Paths.shared("jose-cookbook/jwk/\(name).json") else { continue }
+            guard let url = Paths.vector("jose-cookbook/jwk/\(name).json") else { continue }
             let object = try Paths.json(url)
             let key = try JWK(object: object)
             parsed += 1
@@ -173,11 +173,11 @@ struct CookbookTests {
             for member in object { #expect(written[member.name] == member.value, "\(name).\(member.name)") }
         }
         #expect(parsed == 6)
-        if let url = Paths.shared("jose-cookbook/jwk/3_6.symmetric_key_encryption.json") {
+        if let url = Paths.vector("jose-cookbook/jwk/3_6.symmetric_key_encryption.json") {
             let key = try JWK(object: try Paths.json(url))
             expectJOSE(.algorithmNotAllowed) { try key.admit(.HS256, for: .verify) }
         }
-        if let url = Paths.shared("jose-cookbook/jwk/3_2.ec_private_key.json") {
+        if let url = Paths.vector("jose-cookbook/jwk/3_2.ec_private_key.json") {
             let key = try JWK(object: try Paths.json(url))
             try key.admit(.ES512, for: .sign)
             expectJOSE(.algorithmNotAllowed) { try key.admit(.ES256, for: .verify) }

@@ -5,13 +5,13 @@ import TokenMintJOSE
 enum Paths {
     static let repositoryRoot: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let shared = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/vectors")
+    static let vectors = repositoryRoot.appendingPathComponent("Vectors")
 
-    /// A file under ../shared/vectors, or a recorded issue saying clearly that it is absent.
-    static func shared(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) -> URL? {
-        let url = shared.appendingPathComponent(path)
+    /// A file under the repository's Vectors/, or a recorded issue saying clearly that it is absent.
+    static func vector(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) -> URL? {
+        let url = vectors.appendingPathComponent(path)
         guard FileManager.default.fileExists(atPath: url.path) else {
-            Issue.record("\(url.path) is absent: the shared reference vectors must sit beside the checkout as ../shared/vectors",
+            Issue.record("\(url.path) is absent: the repository ships it as Vectors/\(path) (see Vectors/README.md)",
                          sourceLocation: sourceLocation)
             return nil
         }
