@@ -1,3 +1,5 @@
+import TokenMintCrypto
+
 /// The error `TokenMintAuth` throws. Codes are those of the iZettle SDK's
 /// error domain where it has one, and TokenMint's own otherwise (documented
 /// below); ``Code/rawValue`` is stable.
@@ -10,7 +12,7 @@ public struct AuthError: Error, Hashable, CustomStringConvertible, Sendable {
     /// Creates an error.
     public init(_ code: Code, _ reason: String) {
         self.code = code
-        self.reason = reason
+        self.reason = SafeText.isPlain(reason) ? reason : SafeText.escaped(reason)
     }
 
     /// `AuthError.<name> (<code>): <reason>`.
@@ -57,5 +59,7 @@ public struct AuthError: Error, Hashable, CustomStringConvertible, Sendable {
         public static let accessTokenInvalid = Code(-632, "accessTokenInvalid")
         /// The store or the crypto core failed (TokenMint −700).
         public static let internalFailure = Code(-700, "internalFailure")
+        /// A passkey registration named a credential ID that is registered already (TokenMint −623).
+        public static let credentialExists = Code(-623, "credentialExists")
     }
 }

@@ -227,6 +227,10 @@ public actor LocalTokenIssuer {
     // MARK: Step-up
 
     /// Records a passkey for an account (after its registration verified).
+    /// A credential ID that is registered already, to this account or any
+    /// other, is refused (WebAuthn §7.1 step 26): the check and the write are
+    /// one transaction, so two racing registrations cannot both land.
+    /// - Throws: `credentialExists` for a known credential ID.
     public func registerPasskey(account: String, credential: RegisteredCredential) throws(AuthError) {
         let record: [String: Any] = [
             "account": account, "publicKey": Base64URL.encode(credential.publicKey.cbor), "signCount": Int(credential.signCount),
@@ -235,7 +239,13 @@ public actor LocalTokenIssuer {
         guard let data = try? JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]) else {
             throw AuthError(.internalFailure, "cannot encode")
         }
-        try transaction { tx in try tx.setValue("auth.passkey." + Base64URL.encode(credential.credentialID), Array(data)) }
+        let name = "auth.passkey." + Base64URL.encode(credential.credentialID)
+        try transaction { tx in
+            guard try tx.value(name) == nil else {
+                throw refused(AuthError(.credentialExists, "this credential ID is registered already"), ["account": "\(account)"])
+            }
+            try tx.setValue(name, Array(data))
+        }
     }
 
     /// A fresh step-up challenge for `account` (single use, 5 minutes).

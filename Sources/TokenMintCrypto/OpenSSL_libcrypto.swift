@@ -1,4 +1,5 @@
 internal import CLibCrypto
+import Foundation
 
 /// The one place where libcrypto return codes and its error queue become
 /// `CryptoError`s.
@@ -106,6 +107,7 @@ final class PKey: @unchecked Sendable {
         if format == .pem, containsEncryptedPEM(bytes) {
             throw .unsupported("encrypted PEM private keys are not supported; decrypt the key first")
         }
+        if format == .pem { try checkStrictPEM(bytes) }
         // Some decoders (Ed25519 PKCS#8) only answer a key-pair request, so a
         // public request that fails is retried as one: a private key
         // encoding then yields its public half.
@@ -146,6 +148,41 @@ final class PKey: @unchecked Sendable {
         }
         OpenSSL.clearErrors()
         return result
+    }
+
+    /// OpenSSL's PEM reader takes the first block and ignores what follows
+    /// it, and decodes a DER body with bytes after the key. A key file is one
+    /// block and nothing else: one BEGIN line, base64, one END line with the
+    /// same label, whitespace around it at most, and a body that is exactly
+    /// one DER SEQUENCE.
+    static func checkStrictPEM(_ bytes: UnsafeRawBufferPointer) throws(CryptoError) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        let lines = text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" })
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard lines.count >= 3, let first = lines.first, let last = lines.last,
+            first.hasPrefix("-----BEGIN "), first.hasSuffix("-----"), last.hasPrefix("-----END "), last.hasSuffix("-----"),
+            first.dropFirst(11).dropLast(5) == last.dropFirst(9).dropLast(5)
+        else { throw .invalidEncoding("PEM: one BEGIN line, base64 lines and a matching END line, nothing else") }
+        let body = lines.dropFirst().dropLast()
+        guard !body.contains(where: { $0.hasPrefix("-----") }) else {
+            throw .invalidEncoding("PEM: more than one block")
+        }
+        // Legacy encrypted PEM headers (Proc-Type, DEK-Info) are refused above;
+        // any other header line is not base64 and fails here.
+        guard let der = Data(base64Encoded: body.joined()) else { throw .invalidEncoding("PEM: the body is not base64") }
+        let derBytes = [UInt8](der)
+        guard derBytes.count >= 2, derBytes[0] == 0x30 else { throw .invalidEncoding("PEM: the body is not a DER SEQUENCE") }
+        var length = Int(derBytes[1])
+        var header = 2
+        if length & 0x80 != 0 {
+            let octets = length & 0x7f
+            guard (1...3).contains(octets), derBytes.count >= 2 + octets else { throw .invalidEncoding("PEM: bad DER length") }
+            length = derBytes[2..<2 + octets].reduce(0) { $0 << 8 | Int($1) }
+            header += octets
+        }
+        guard header + length == derBytes.count else {
+            throw .invalidEncoding("PEM: \(derBytes.count - header - length) bytes after the DER key")
+        }
     }
 
     private static func containsEncryptedPEM(_ bytes: UnsafeRawBufferPointer) -> Bool {

@@ -58,6 +58,17 @@ public struct SecureBytes: Sendable, Equatable, CustomStringConvertible, CustomD
         initializer(UnsafeMutableRawBufferPointer(rebasing: storage.pointer[0..<count]))
     }
 
+    /// Creates `count` bytes that `initializer` writes in place, so a secret
+    /// read from a file or a device goes straight into secure memory. The
+    /// bytes are zero until written; do not let the pointer escape.
+    public init<E: Error>(count: Int, initializingWith initializer: (UnsafeMutableRawBufferPointer) throws(E) -> Void) throws(E) {
+        storage = Storage(count: count)
+        self.count = count
+        let buffer = UnsafeMutableRawBufferPointer(rebasing: storage.pointer[0..<count])
+        buffer.initializeMemory(as: UInt8.self, repeating: 0)
+        try initializer(buffer)
+    }
+
     /// Calls `body` with the secret bytes. Do not let the pointer escape.
     public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try body(UnsafeRawBufferPointer(rebasing: storage.pointer[0..<count]))

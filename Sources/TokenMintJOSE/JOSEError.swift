@@ -1,3 +1,5 @@
+import TokenMintCrypto
+
 /// The error every `TokenMintJOSE` operation throws: a stable ``Code``, a
 /// reason in words (never key material, never the token itself), and the
 /// place it was raised.
@@ -14,7 +16,7 @@ public struct JOSEError: Error, Hashable, CustomStringConvertible, Sendable {
     /// Creates an error.
     public init(_ code: Code, _ reason: String, file: String = #fileID, line: UInt = #line) {
         self.code = code
-        self.reason = reason
+        self.reason = SafeText.isPlain(reason) ? reason : SafeText.escaped(reason)
         self.file = file
         self.line = line
     }
@@ -82,6 +84,9 @@ public struct JOSEError: Error, Hashable, CustomStringConvertible, Sendable {
         public static let invalidType = Code("invalidType")
         /// A signing operation failed in the crypto core.
         public static let signingFailed = Code("signingFailed")
+        /// The verifier's own settings are out of range (a leeway outside
+        /// 0…600 s, a negative maximum age).
+        public static let invalidConfiguration = Code("invalidConfiguration")
     }
 }
 

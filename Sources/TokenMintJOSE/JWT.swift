@@ -18,11 +18,17 @@ public struct JWTValidation: Sendable {
     /// The expected `typ` header ("JWT", "at+jwt"); compared without case and
     /// without an "application/" prefix (RFC 7515 §4.1.9).
     public var type: String?
-    /// Clock skew allowed on `exp`, `nbf` and `iat`, in seconds (0…600).
+    /// Clock skew allowed on `exp`, `nbf` and `iat`, in seconds: 0…600
+    /// (``maximumLeeway``). A value outside that range is refused with
+    /// `JOSEError.invalidConfiguration` when a token is verified; it is never
+    /// clamped silently.
     public var leeway: Int64 = 0
+    /// The largest ``leeway`` a verifier accepts: ten minutes.
+    public static let maximumLeeway: Int64 = 600
     /// Claims that must be present.
     public var requiredClaims: Set<String> = ["exp"]
-    /// Refuse tokens issued more than this many seconds ago (needs `iat`).
+    /// Refuse tokens issued more than this many seconds ago (needs `iat`);
+    /// 0 or more, else `JOSEError.invalidConfiguration`.
     public var maximumAge: Int64?
     /// The current time in seconds since the epoch (injectable for tests).
     public var clock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
@@ -53,20 +59,25 @@ public struct JWTValidation: Sendable {
                 throw JOSEError(.invalidType, "typ is \(header.type.map { "\"\($0)\"" } ?? "absent"), expected \"\(type)\"")
             }
         }
-        let leeway = min(max(self.leeway, 0), 600)
+        guard (0...JWTValidation.maximumLeeway).contains(leeway) else {
+            throw JOSEError(.invalidConfiguration, "leeway must be 0 to \(JWTValidation.maximumLeeway) s, not \(leeway)")
+        }
+        if let maximumAge, maximumAge < 0 { throw JOSEError(.invalidConfiguration, "maximumAge must not be negative") }
+        // Token times are the sender's: every sum saturates instead of wrapping.
         let now = clock()
-        if let exp = claims.expiration, now >= exp.addingReportingOverflow(leeway).partialValue {
+        let latest = TimeArithmetic.adding(now, leeway)
+        if let exp = claims.expiration, now >= TimeArithmetic.adding(exp, leeway) {
             throw JOSEError(.expired, "the token expired at \(exp) (now \(now), leeway \(leeway) s)")
         }
-        if let nbf = claims.notBefore, now.addingReportingOverflow(leeway).partialValue < nbf {
+        if let nbf = claims.notBefore, latest < nbf {
             throw JOSEError(.notYetValid, "the token is valid from \(nbf) (now \(now), leeway \(leeway) s)")
         }
         if let iat = claims.issuedAt {
-            if iat > now.addingReportingOverflow(leeway).partialValue {
+            if iat > latest {
                 throw JOSEError(.issuedInFuture, "the token was issued at \(iat), in the future (now \(now))")
             }
-            if let maximumAge, now - iat > maximumAge + leeway {
-                throw JOSEError(.expired, "the token was issued \(now - iat) s ago; the limit is \(maximumAge) s")
+            if let maximumAge, TimeArithmetic.subtracting(now, iat) > TimeArithmetic.adding(maximumAge, leeway) {
+                throw JOSEError(.expired, "the token was issued \(TimeArithmetic.subtracting(now, iat)) s ago; the limit is \(maximumAge) s")
             }
         }
         if let issuer, claims.issuer != issuer {

@@ -12,29 +12,48 @@ public struct VerifiedPaymentToken: Sendable {
 }
 
 /// The cash-desk / backend side: checks a payment token's form, its Ed25519
-/// signature with the enrolled device key, its age, for an offline token
-/// (when asked) that its counter value was granted to the device, and that it
-/// is used once.
+/// signature with the enrolled device key, its age, that it is used once, and
+/// that it uses up its slot once: an offline token's counter value, or (when
+/// ``requiresOfflineGrant`` is set) an online token's server-issued unsigned
+/// part. With ``requiresOfflineGrant`` an offline counter must also lie in a
+/// grant the device was given, and an online unsigned part must have been
+/// issued to the device by ``issueOnlinePart(deviceID:paymentMeansID:window:)``:
+/// a device, however tampered, is then never accepted for more offline tokens
+/// than its grants hold.
 ///
 /// The state lives in a ``VerifierStore``: ``SQLiteStore`` on one machine,
 /// `PostgresVerifierStore` (product `TokenMintPostgres`) when many verifiers
 /// share it. A token is accepted once, whichever verifier sees it.
 public struct PaymentTokenVerifier: Sendable {
     let store: any VerifierStore
-    /// Token lifetime in seconds.
+    /// Token lifetime in seconds (1 to ``maximumLifetime``).
     public let lifetime: Int64
-    /// Clock skew allowed in both directions, in seconds.
+    /// Clock skew allowed in both directions, in seconds (0 to 300).
     public let skew: Int64
-    /// Whether an offline token's counter value must lie in an offline
-    /// allowance granted to its device (``grantOfflineAllowance(deviceID:count:window:)``).
+    /// Whether a token must be one the verifier side handed out: an offline
+    /// token's counter value must lie in an offline allowance granted to its
+    /// device (``grantOfflineAllowance(deviceID:count:window:)``), an online
+    /// token's unsigned part must have been issued to the device
+    /// (``issueOnlinePart(deviceID:paymentMeansID:window:)``).
     public var requiresOfflineGrant = false
     let clock: WhitelabelPayClock
 
+    /// The longest token lifetime a verifier takes: one day.
+    public static let maximumLifetime: Int64 = 86_400
+    /// The longest offline grant or issued-part window: 366 days.
+    public static let maximumWindow: Int64 = 366 * 86_400
+
     /// A verifier over `store`.
-    public init(store: any VerifierStore, lifetime: Int64 = 600, skew: Int64 = 30, clock: WhitelabelPayClock) {
+    /// - Throws: `invalidConfiguration` when `lifetime` is not 1 to
+    ///   ``maximumLifetime`` seconds or `skew` not 0 to 300.
+    public init(store: any VerifierStore, lifetime: Int64 = 600, skew: Int64 = 30, clock: WhitelabelPayClock) throws(WhitelabelPayError) {
+        guard (1...Self.maximumLifetime).contains(lifetime) else {
+            throw WhitelabelPayError(.invalidConfiguration, "the token lifetime is 1 to \(Self.maximumLifetime) s, not \(lifetime)")
+        }
+        guard (0...300).contains(skew) else { throw WhitelabelPayError(.invalidConfiguration, "the clock skew is 0 to 300 s, not \(skew)") }
         self.store = store
         self.lifetime = lifetime
-        self.skew = max(0, min(skew, 300))
+        self.skew = skew
         self.clock = clock
     }
 
@@ -49,12 +68,40 @@ public struct PaymentTokenVerifier: Sendable {
         }
     }
 
+    /// `now + window` for a grant or an issued part, with the window bounded.
+    func deadline(_ window: Int64) throws(WhitelabelPayError) -> Int64 {
+        guard (1...Self.maximumWindow).contains(window) else {
+            throw WhitelabelPayError(.invalidConfiguration, "the window is 1 to \(Self.maximumWindow) s, not \(window)")
+        }
+        return TimeArithmetic.adding(clock.now(), window)
+    }
+
     /// Grants an enrolled device its next `count` offline counter values, for
     /// tokens dated up to `window` seconds from now. No value is granted twice.
+    /// - Throws: `invalidConfiguration` for a window outside 1 to
+    ///   ``maximumWindow`` seconds, `deviceNotEnrolled`, `storeFailure`.
     public func grantOfflineAllowance(deviceID: String, count: Int64, window: Int64) async throws(WhitelabelPayError) -> OfflineGrant {
-        do { return try await store.grantOfflineAllowance(deviceID, count: count, notAfter: clock.now() + window) } catch {
-            throw WhitelabelPayError(error.code == .notFound ? .deviceNotEnrolled : .storeFailure, "grant: \(error.description)")
+        let notAfter = try deadline(window)
+        do { return try await store.grantOfflineAllowance(deviceID, count: count, notAfter: notAfter) } catch {
+            throw WhitelabelPayError(error.code == .notFound ? .deviceNotEnrolled : error.code == .invalidArgument ? .invalidConfiguration : .storeFailure,
+                                     "grant: \(error.description)")
         }
+    }
+
+    /// Issues an online unsigned part to an enrolled device (what the backend
+    /// answers when a device online asks for a payment token):
+    /// `on.<paymentMeansID>.<22 random base64url characters>`, usable for one
+    /// token dated up to `window` seconds from now.
+    public func issueOnlinePart(deviceID: String, paymentMeansID: String, window: Int64 = 600) async throws(WhitelabelPayError) -> String {
+        guard PaymentMeans.isValidID(paymentMeansID) else {
+            throw WhitelabelPayError(.failureToRetrievePaymentMeans, "payment means ids are 1 to 64 characters of [A-Za-z0-9-]")
+        }
+        let notAfter = try deadline(window)
+        let part = "on.\(paymentMeansID).\(Base64URL.encode(SecureRandom.bytes(count: 16)))"
+        do { try await store.issueOnlinePart(deviceID, part: part, notAfter: notAfter) } catch {
+            throw WhitelabelPayError(error.code == .notFound ? .deviceNotEnrolled : .storeFailure, "issue: \(error.description)")
+        }
+        return part
     }
 
     /// Verifies `text` for the enrolled device `deviceID` and records it as used.
@@ -70,9 +117,10 @@ public struct PaymentTokenVerifier: Sendable {
     }
 
     /// Verifies `text` for the device of `enrolment` and records it as used.
-    /// The order is: format, signature, time, grant, then the ledger — a
-    /// token that fails any check is never recorded. A ledger that cannot
-    /// commit throws `storeFailure`: the token is then not accepted.
+    /// The order is: format, signature, time, grant or issued part, then the
+    /// ledger and the token's slot in one transaction — a token that fails
+    /// any check is never recorded. A ledger that cannot commit throws
+    /// `storeFailure`: the token is then not accepted.
     ///
     /// `attempt` names the payment this verification belongs to (a cash
     /// desk's transaction ID). Retrying the same attempt after a crash or a
@@ -81,23 +129,45 @@ public struct PaymentTokenVerifier: Sendable {
     /// was lost is not lost, and a token is still good for one payment only.
     public func verify(_ text: String, enrolment: EnrolmentToken, attempt: String? = nil) async throws(WhitelabelPayError) -> VerifiedPaymentToken {
         let (verified, identifier) = try check(text, enrolment: enrolment)
-        if requiresOfflineGrant, verified.isOffline {
-            let counter = try Self.offlineCounter(verified.token)
-            let grant: OfflineGrant?
-            do { grant = try await store.offlineGrant(Self.deviceID(of: enrolment), containing: counter) } catch {
-                throw WhitelabelPayError(.storeFailure, "grant lookup: \(error.description)")
+        let deviceID = Self.deviceID(of: enrolment)
+        let slot: [UInt8]?
+        switch try Self.kind(of: verified.token.unsignedPart) {
+        case .offline(let counter):
+            slot = Self.slot(enrolment, "off", String(counter))
+            if requiresOfflineGrant {
+                let grant: OfflineGrant?
+                do { grant = try await store.offlineGrant(deviceID, containing: counter) } catch {
+                    throw WhitelabelPayError(.storeFailure, "grant lookup: \(error.description)")
+                }
+                guard let grant else { throw WhitelabelPayError(.offlineTokenLimitReached, "offline counter \(counter) was never granted to this device") }
+                guard verified.token.epochSeconds <= grant.notAfter else {
+                    throw WhitelabelPayError(.expiredToken, "the token is dated after its offline grant ended")
+                }
             }
-            guard let grant else { throw WhitelabelPayError(.offlineTokenLimitReached, "offline counter \(counter) was never granted to this device") }
-            guard verified.token.epochSeconds <= grant.notAfter else {
-                throw WhitelabelPayError(.expiredToken, "the token is dated after its offline grant ended")
+        case .online:
+            guard requiresOfflineGrant else { slot = nil; break }
+            let part = verified.token.unsignedPart
+            let notAfter: Int64?
+            do { notAfter = try await store.onlinePart(deviceID, part: part) } catch {
+                throw WhitelabelPayError(.storeFailure, "issued-part lookup: \(error.description)")
             }
+            guard let notAfter else { throw WhitelabelPayError(.notIssued, "this unsigned part was never issued to this device") }
+            guard verified.token.epochSeconds <= notAfter else {
+                throw WhitelabelPayError(.expiredToken, "the token is dated after its unsigned part's window ended")
+            }
+            slot = Self.slot(enrolment, "on", part)
         }
         let first: Bool
         let attemptKey = attempt.map { HashFunction.sha256.hash(Array($0.utf8)) }
-        do { first = try await store.recordOnce(identifier, expiresAt: verified.token.epochSeconds + lifetime + skew, attempt: attemptKey) } catch {
+        let expiresAt = TimeArithmetic.adding(verified.token.epochSeconds, lifetime + skew)
+        do { first = try await store.recordOnce(identifier, expiresAt: expiresAt, attempt: attemptKey, spending: slot) } catch {
             throw WhitelabelPayError(.storeFailure, "the replay ledger failed: \(error.description)")
         }
-        guard first else { throw WhitelabelPayError(.replayedToken, "this token was accepted before") }
+        guard first else {
+            throw WhitelabelPayError(.replayedToken, slot == nil
+                ? "this token was accepted before"
+                : "this token, or another with the same offline counter or unsigned part, was accepted before")
+        }
         return verified
     }
 
@@ -109,12 +179,13 @@ public struct PaymentTokenVerifier: Sendable {
         guard enrolment.publicKey.isValidSignature(token.signature, for: message) else {
             throw WhitelabelPayError(.invalidSignature, "the signature does not verify with the enrolled device key")
         }
+        // Token times are the sender's and options may be extreme: every sum saturates.
         let now = clock.now()
-        guard token.epochSeconds <= now + skew else {
-            throw WhitelabelPayError(.expiredToken, "the token is dated \(token.epochSeconds - now) s in the future")
+        guard token.epochSeconds <= TimeArithmetic.adding(now, skew) else {
+            throw WhitelabelPayError(.expiredToken, "the token is dated \(TimeArithmetic.subtracting(token.epochSeconds, now)) s in the future")
         }
-        guard now <= token.epochSeconds + lifetime + skew else {
-            throw WhitelabelPayError(.expiredToken, "the token expired \(now - token.epochSeconds - lifetime) s ago")
+        guard now <= TimeArithmetic.adding(token.epochSeconds, lifetime + skew) else {
+            throw WhitelabelPayError(.expiredToken, "the token expired \(TimeArithmetic.subtracting(now, TimeArithmetic.adding(token.epochSeconds, lifetime))) s ago")
         }
         // The identifier covers what was signed, so the padded and unpadded
         // spellings of one token are the same token.
@@ -122,12 +193,53 @@ public struct PaymentTokenVerifier: Sendable {
         return (VerifiedPaymentToken(token: token, enrolment: enrolment), identifier)
     }
 
-    /// The counter value of an offline token: `off.<meansId>.<counter>.<nonce>`.
+    /// What an unsigned part is.
+    enum Kind: Equatable {
+        /// `off.<meansId>.<counter>.<nonce>`, composed on the device.
+        case offline(counter: Int64)
+        /// Anything else: issued by the server.
+        case online
+    }
+
+    /// Reads the label of an unsigned part exactly: `off` is an offline token
+    /// and must be `off.<meansId>.<counter>.<nonce>` with the counter in its
+    /// one canonical form (decimal, no sign, no leading zero, 1 or more);
+    /// a label that is `off` in another case is refused; anything else is online.
+    static func kind(of unsigned: String) throws(WhitelabelPayError) -> Kind {
+        let parts = unsigned.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts[0] == "off" else {
+            if parts[0].lowercased() == "off" { throw WhitelabelPayError(.malformedToken, "the offline label is \"off\", in lower case") }
+            return .online
+        }
+        guard parts.count == 4, PaymentMeans.isValidID(parts[1]), let counter = canonicalCounter(parts[2]),
+            (1...64).contains(parts[3].utf8.count), parts[3].utf8.allSatisfy(Self.isBase64URLCharacter)
+        else { throw WhitelabelPayError(.malformedToken, "an offline token is off.<meansId>.<counter>.<nonce>, the counter a decimal number without leading zeros") }
+        return .offline(counter: counter)
+    }
+
+    /// A counter in its one canonical form: 1 to 18 decimal digits, no sign, no leading zero, not 0.
+    static func canonicalCounter(_ text: Substring) -> Int64? {
+        let digits = text.utf8
+        guard (1...18).contains(digits.count), digits.first != UInt8(ascii: "0"), digits.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        return Int64(text)
+    }
+
+    static func isBase64URLCharacter(_ byte: UInt8) -> Bool {
+        (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+    }
+
+    /// The counter value of an offline token.
     static func offlineCounter(_ token: PaymentToken) throws(WhitelabelPayError) -> Int64 {
-        let parts = token.unsignedPart.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count >= 4, let counter = Int64(parts[parts.count - 2]), counter > 0 else {
+        guard case .offline(let counter) = try kind(of: token.unsignedPart) else {
             throw WhitelabelPayError(.malformedToken, "an offline token is off.<meansId>.<counter>.<nonce>")
         }
         return counter
+    }
+
+    /// The slot a token uses up: one offline counter value or one issued
+    /// part, of one device key.
+    static func slot(_ enrolment: EnrolmentToken, _ kind: String, _ value: String) -> [UInt8] {
+        HashFunction.sha256.hash(Array("tokenmint.pay.slot.v1\u{0}".utf8) + Array(enrolment.publicKey.rawRepresentation)
+                                 + Array("\(kind)\u{0}\(value)".utf8))
     }
 }

@@ -55,14 +55,29 @@ public actor WhitelabelPay {
     private var cachedState: WhitelabelPayState?
 
     enum Name {
-        static let state = "pay.state"
-        static let environment = "pay.environment"
         static let deviceKey = "pay.deviceKey"
-        static let means = "pay.means"
-        static let online = "pay.online"
-        static let serverOffset = "pay.serverOffset"
-        static let offlineMinted = "pay.offline.minted"
-        static let offlineSequence = "pay.offline.sequence"
+        static let device = "pay.device"
+    }
+
+    /// Everything the SDK keeps besides the device key, in one record sealed
+    /// with the master key (XChaCha20-Poly1305, bound to its name) and bound
+    /// to the store's identity and to the device key: the offline count, the
+    /// sequence, the limit and the payment means can only change together,
+    /// through the SDK. An edited, corrupted, moved or deleted record, or one
+    /// that does not match the device key beside it, is `tampered`.
+    struct DeviceRecord: Codable, Equatable {
+        var version = 1
+        var store: String
+        var environment: String
+        var state = WhitelabelPayState.inactive.rawValue
+        var deviceKey: String?
+        var online = true
+        var serverOffset: Int64 = 0
+        var offlineMinted: Int64 = 0
+        var offlineSequence: Int64 = 0
+        var offlineLimit: Int
+        var wasted: Int64 = 0
+        var means: [PaymentMeans] = []
     }
 
     /// Opens the SDK over `store`.
@@ -84,12 +99,24 @@ public actor WhitelabelPay {
         logger.logLevel = configuration.debug ? .debug : .critical
         self.logger = logger
         try WhitelabelPay.storeCall(store) { tx in
-            let environment = try tx.value(Name.environment).map { String(decoding: $0, as: UTF8.self) }
-            if let environment, environment != configuration.environment.rawValue {
-                throw WhitelabelPayError(.invalidConfiguration,
-                    "the store belongs to the \(environment) environment; reset() before switching to \(configuration.environment.rawValue)")
+            guard var record = try WhitelabelPay.loadRecord(tx, store: store) else {
+                // A new store. A device key without its record means the record was removed.
+                guard try tx.secret(Name.deviceKey) == nil else {
+                    throw WhitelabelPayError(.tampered, "the device state is missing beside an existing device key")
+                }
+                let record = DeviceRecord(store: try WhitelabelPay.identity(of: store), environment: configuration.environment.rawValue,
+                                          offlineLimit: configuration.offlineTokenLimit)
+                try WhitelabelPay.saveRecord(record, tx)
+                return
             }
-            if environment == nil { try tx.setValue(Name.environment, Array(configuration.environment.rawValue.utf8)) }
+            if record.environment != configuration.environment.rawValue {
+                throw WhitelabelPayError(.invalidConfiguration,
+                    "the store belongs to the \(record.environment) environment; reset() before switching to \(configuration.environment.rawValue)")
+            }
+            if record.offlineLimit != configuration.offlineTokenLimit {
+                record.offlineLimit = configuration.offlineTokenLimit
+                try WhitelabelPay.saveRecord(record, tx)
+            }
         }
         logger.info("opened", metadata: ["environment": "\(configuration.environment.rawValue)"])
     }
@@ -111,22 +138,74 @@ public actor WhitelabelPay {
         try WhitelabelPay.storeCall(store, body)
     }
 
+    /// The store's identity as the record carries it.
+    static func identity(of store: any KeyValueStore) throws -> String {
+        Base64URL.encode(try store.identity)
+    }
+
+    /// Opens and checks the sealed device record; nil in a new store.
+    static func loadRecord(_ tx: any StoreTransaction, store: any KeyValueStore) throws -> DeviceRecord? {
+        let sealed: SecureBytes?
+        do { sealed = try tx.secret(Name.device) } catch {
+            throw WhitelabelPayError(.tampered, "the device state does not open with the master key: it was edited or damaged")
+        }
+        guard let sealed else { return nil }
+        let record: DeviceRecord
+        do { record = try sealed.withUnsafeBytes { try JSONDecoder().decode(DeviceRecord.self, from: Data($0)) } } catch {
+            throw WhitelabelPayError(.tampered, "the device state is unreadable")
+        }
+        guard record.version == 1, record.store == (try identity(of: store)) else {
+            throw WhitelabelPayError(.tampered, "the device state belongs to another store")
+        }
+        guard record.offlineMinted >= 0, record.offlineSequence >= record.offlineMinted || record.offlineSequence >= 0,
+            record.offlineLimit >= 0, record.wasted >= 0, WhitelabelPayState(rawValue: record.state) != nil
+        else { throw WhitelabelPayError(.tampered, "the device state holds impossible values") }
+        return record
+    }
+
+    static func saveRecord(_ record: DeviceRecord, _ tx: any StoreTransaction) throws {
+        let data = try JSONEncoder().encode(record)
+        try tx.setSecret(Name.device, SecureBytes(data))
+    }
+
+    /// Reads the record in a transaction of its own.
+    func record() throws(WhitelabelPayError) -> DeviceRecord {
+        let store = self.store
+        return try transaction { tx in
+            guard let record = try WhitelabelPay.loadRecord(tx, store: store) else {
+                throw WhitelabelPayError(.tampered, "the device state was removed")
+            }
+            return record
+        }
+    }
+
+    /// Changes the record in one transaction; `body` may also use the transaction.
+    func update<T>(_ body: (inout DeviceRecord, any StoreTransaction) throws -> T) throws(WhitelabelPayError) -> T {
+        let store = self.store
+        return try transaction { tx in
+            guard var record = try WhitelabelPay.loadRecord(tx, store: store) else {
+                throw WhitelabelPayError(.tampered, "the device state was removed")
+            }
+            let result = try body(&record, tx)
+            try WhitelabelPay.saveRecord(record, tx)
+            return result
+        }
+    }
+
     // MARK: State
 
     /// The enrolment state.
     public var state: WhitelabelPayState {
         get throws(WhitelabelPayError) {
             if let cachedState { return cachedState }
-            let state = try transaction { tx in
-                try tx.value(Name.state).flatMap { WhitelabelPayState(rawValue: String(decoding: $0, as: UTF8.self)) } ?? .inactive
-            }
+            let state = WhitelabelPayState(rawValue: try record().state) ?? .inactive
             cachedState = state
             return state
         }
     }
 
     func setState(_ state: WhitelabelPayState) throws(WhitelabelPayError) {
-        try transaction { tx in try tx.setValue(Name.state, Array(state.rawValue.utf8)) }
+        try update { record, _ in record.state = state.rawValue }
         cachedState = state
         monitorContinuation?.yield(.stateChanged(state))
         logger.info("state", metadata: ["state": "\(state.rawValue)"])
@@ -136,13 +215,13 @@ public actor WhitelabelPay {
     /// the offset learned at the last sync.
     public var serverTime: Int64 {
         get throws(WhitelabelPayError) {
-            clock.now() + (try transaction { tx in try tx.counter(Name.serverOffset) })
+            TimeArithmetic.adding(clock.now(), try record().serverOffset)
         }
     }
 
     func learnServerTime(_ serverTime: Int64) throws(WhitelabelPayError) {
-        let offset = serverTime - clock.now()
-        try transaction { tx in try tx.setCounter(Name.serverOffset, offset) }
+        let offset = TimeArithmetic.subtracting(serverTime, clock.now())
+        try update { record, _ in record.serverOffset = offset }
     }
 
     // MARK: Enrolment
@@ -152,15 +231,14 @@ public actor WhitelabelPay {
     /// the device is not enrolled yet, the backend is told and the state
     /// moves to `activating`.
     public func getEnrolmentToken() async throws(WhitelabelPayError) -> EnrolmentToken {
-        let seed = try transaction { tx -> SecureBytes in
-            if let existing = try tx.secret(Name.deviceKey) { return existing }
+        let key = try update { record, tx -> Ed25519.PrivateKey in
+            if let existing = try tx.secret(Name.deviceKey) { return try WhitelabelPay.checkedKey(existing, record) }
+            guard record.deviceKey == nil else { throw WhitelabelPayError(.tampered, "the device key was removed") }
             let seed = SecureBytes(randomCount: 32)
+            let key = try WhitelabelPay.makeKey(seed)
             try tx.setSecret(Name.deviceKey, seed)
-            return seed
-        }
-        let key: Ed25519.PrivateKey
-        do { key = try Ed25519.PrivateKey(rawRepresentation: seed.unsafeCopy) } catch {
-            throw WhitelabelPayError(.enrollmentError, "the stored device key is unusable")
+            record.deviceKey = Base64URL.encode(key.publicKey.rawRepresentation)
+            return key
         }
         let token = EnrolmentToken(tenant: configuration.tenantID, publicKey: key.publicKey, referenceID: configuration.referenceID)
         if try state == .inactive {
@@ -180,16 +258,32 @@ public actor WhitelabelPay {
 
     func deviceKey() throws(WhitelabelPayError) -> Ed25519.PrivateKey {
         if let cachedKey { return cachedKey }
-        guard let seed = try transaction({ tx in try tx.secret(Name.deviceKey) }) else {
-            throw WhitelabelPayError(.deviceNotEnrolled, "no device key: call getEnrolmentToken() first")
+        let store = self.store
+        let key = try transaction { tx -> Ed25519.PrivateKey in
+            guard let record = try WhitelabelPay.loadRecord(tx, store: store) else { throw WhitelabelPayError(.tampered, "the device state was removed") }
+            guard let seed = try tx.secret(Name.deviceKey) else {
+                if record.deviceKey != nil { throw WhitelabelPayError(.tampered, "the device key was removed") }
+                throw WhitelabelPayError(.deviceNotEnrolled, "no device key: call getEnrolmentToken() first")
+            }
+            return try WhitelabelPay.checkedKey(seed, record)
         }
-        do {
-            let key = try Ed25519.PrivateKey(rawRepresentation: seed.unsafeCopy)
-            cachedKey = key
-            return key
-        } catch {
-            throw WhitelabelPayError(.deviceNotEnrolled, "the stored device key is unusable")
+        cachedKey = key
+        return key
+    }
+
+    static func makeKey(_ seed: SecureBytes) throws(WhitelabelPayError) -> Ed25519.PrivateKey {
+        do { return try Ed25519.PrivateKey(rawRepresentation: seed.unsafeCopy) } catch {
+            throw WhitelabelPayError(.tampered, "the stored device key is unusable")
         }
+    }
+
+    /// The device key, checked against the public key its record names.
+    static func checkedKey(_ seed: SecureBytes, _ record: DeviceRecord) throws(WhitelabelPayError) -> Ed25519.PrivateKey {
+        let key = try makeKey(seed)
+        guard record.deviceKey == Base64URL.encode(key.publicKey.rawRepresentation) else {
+            throw WhitelabelPayError(.tampered, "the device key is not the one the device state names")
+        }
+        return key
     }
 
     /// The push types the SDK understands.
@@ -231,10 +325,7 @@ public actor WhitelabelPay {
     /// The payment means known to the device.
     public func paymentMeans() throws(WhitelabelPayError) -> [PaymentMeans] {
         if let cachedMeans { return cachedMeans }
-        let list = try transaction { tx in
-            guard let data = try tx.value(Name.means) else { return [PaymentMeans]() }
-            return (try? JSONDecoder().decode([PaymentMeans].self, from: Data(data))) ?? []
-        }
+        let list = try record().means
         cachedMeans = list
         return list
     }
@@ -246,9 +337,7 @@ public actor WhitelabelPay {
 
     /// Adds a payment means (as the backend reported it) and makes it the active one.
     public func addPaymentMeans(_ id: String) throws(WhitelabelPayError) {
-        guard (1...64).contains(id.utf8.count),
-            id.utf8.allSatisfy({ (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || $0 == UInt8(ascii: "-") })
-        else { throw WhitelabelPayError(.failureToRetrievePaymentMeans, "payment means ids are 1 to 64 characters of [A-Za-z0-9-]") }
+        guard PaymentMeans.isValidID(id) else { throw WhitelabelPayError(.failureToRetrievePaymentMeans, "payment means ids are 1 to 64 characters of [A-Za-z0-9-]") }
         var list = try paymentMeans().map { PaymentMeans(id: $0.id, isActive: false) }.filter { $0.id != id }
         list.append(PaymentMeans(id: id, isActive: true))
         try saveMeans(list)
@@ -268,8 +357,7 @@ public actor WhitelabelPay {
     }
 
     func saveMeans(_ list: [PaymentMeans]) throws(WhitelabelPayError) {
-        guard let data = try? JSONEncoder().encode(list) else { throw WhitelabelPayError(.storeFailure, "cannot encode payment means") }
-        try transaction { tx in try tx.setValue(Name.means, Array(data)) }
+        try update { record, _ in record.means = list }
         cachedMeans = list
     }
 
@@ -277,19 +365,19 @@ public actor WhitelabelPay {
 
     /// Whether the device mints with the backend (true) or locally within the quota.
     public var isOnline: Bool {
-        get throws(WhitelabelPayError) { try transaction { tx in try tx.value(Name.online) != [0] } }
+        get throws(WhitelabelPayError) { try record().online }
     }
 
     /// Goes offline: tokens are minted locally, within `offlineTokenLimit`.
     public func markOffline() throws(WhitelabelPayError) {
-        try transaction { tx in try tx.setValue(Name.online, [0]) }
+        try update { record, _ in record.online = false }
     }
 
     /// Back online after a successful sync: the offline count resets.
     public func markOnline(serverTime: Int64? = nil) throws(WhitelabelPayError) {
-        try transaction { tx in
-            try tx.setValue(Name.online, [1])
-            try tx.setCounter(Name.offlineMinted, 0)
+        try update { record, _ in
+            record.online = true
+            record.offlineMinted = 0
         }
         if let serverTime { try learnServerTime(serverTime) }
         logger.info("online: offline count reset")
@@ -300,7 +388,21 @@ public actor WhitelabelPay {
 
     /// Tokens minted offline since the device was last online.
     public var offlineMintedTokenCount: Int {
-        get throws(WhitelabelPayError) { Int(try transaction { tx in try tx.counter(Name.offlineMinted) }) }
+        get throws(WhitelabelPayError) { Int(try record().offlineMinted) }
+    }
+
+    /// Tokens minted (their slot or sequence number used) whose output the
+    /// host reported lost with ``recordWastedToken()``.
+    public var wastedTokenCount: Int {
+        get throws(WhitelabelPayError) { Int(try record().wasted) }
+    }
+
+    /// Records that a token minted here never reached its user (the screen,
+    /// file or pipe it was written to failed). Its quota slot stays used —
+    /// a slot is never given out twice — and the count shows in
+    /// ``wastedTokenCount``.
+    public func recordWastedToken() throws(WhitelabelPayError) {
+        try update { record, _ in record.wasted += 1 }
     }
 
     /// `offlineTokenLimit − offlineMintedTokenCount`.
@@ -331,13 +433,14 @@ public actor WhitelabelPay {
         if let offline { goOffline = offline } else { goOffline = !(try isOnline) }
         if goOffline {
             let limit = Int64(configuration.offlineTokenLimit)
-            let sequence = try transaction { tx -> Int64 in
-                let minted = try tx.counter(Name.offlineMinted)
-                guard minted < limit else {
+            let sequence = try update { record, _ -> Int64 in
+                guard record.offlineMinted < limit, record.offlineMinted < Int64(record.offlineLimit) else {
                     throw WhitelabelPayError(.offlineTokenLimitReached, "\(limit) tokens minted offline; reconnect to mint more")
                 }
-                _ = try tx.increment(Name.offlineMinted, by: 1)
-                return try tx.increment(Name.offlineSequence, by: 1)
+                guard record.offlineSequence < Int64.max else { throw WhitelabelPayError(.offlineTokenLimitReached, "the sequence is exhausted") }
+                record.offlineMinted += 1
+                record.offlineSequence += 1
+                return record.offlineSequence
             }
             unsigned = "off.\(means.id).\(sequence).\(B64.random(9))"
             logger.info("minted offline", metadata: ["sequence": "\(sequence)"])
@@ -419,6 +522,12 @@ public actor WhitelabelPay {
         cachedMeans = nil
         cachedState = nil
         do { try store.reset() } catch { throw WhitelabelPayError(.storeFailure, error.description) }
+        let store = self.store
+        let configuration = self.configuration
+        try transaction { tx in
+            try WhitelabelPay.saveRecord(DeviceRecord(store: try WhitelabelPay.identity(of: store), environment: configuration.environment.rawValue,
+                                                      offlineLimit: configuration.offlineTokenLimit), tx)
+        }
         logger.info("reset")
     }
 

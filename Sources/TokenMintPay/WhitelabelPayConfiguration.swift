@@ -79,6 +79,12 @@ public struct PaymentMeans: Sendable, Hashable, Codable {
         self.id = id
         self.isActive = isActive
     }
+
+    /// Whether `id` is a valid payment means identifier: 1 to 64 characters of `[A-Za-z0-9-]`.
+    public static func isValidID(_ id: some StringProtocol) -> Bool {
+        (1...64).contains(id.utf8.count)
+            && id.utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || $0 == UInt8(ascii: "-") }
+    }
 }
 
 /// The backend the SDK talks to; the host implements it (HTTP, a test double, …).
@@ -97,16 +103,23 @@ public protocol WhitelabelPayBackend: Sendable {
 public struct LocalBackend: WhitelabelPayBackend {
     /// The time the stand-in reports.
     public let clock: WhitelabelPayClock
+    /// The unsigned part it hands out, when the host was given one by the
+    /// real issuer (e.g. `PaymentTokenVerifier.issueOnlinePart`); otherwise
+    /// it invents one, which a strict verifier refuses.
+    public let unsignedPart: String?
 
     /// A stand-in backend.
-    public init(clock: WhitelabelPayClock) { self.clock = clock }
+    public init(clock: WhitelabelPayClock, unsignedPart: String? = nil) {
+        self.clock = clock
+        self.unsignedPart = unsignedPart
+    }
 
     /// Accepts any enrolment.
     public func enrol(_ token: EnrolmentToken) async throws -> Int64 { clock.now() }
 
-    /// `on.<meansId>.<16 random base64url characters>`.
+    /// ``unsignedPart``, or `on.<meansId>.<16 random base64url characters>`.
     public func issueUnsignedToken(paymentMeansID: String) async throws -> (unsigned: String, serverTime: Int64) {
-        ("on.\(paymentMeansID).\(B64.random(12))", clock.now())
+        (unsignedPart ?? "on.\(paymentMeansID).\(B64.random(12))", clock.now())
     }
 
     /// Accepts any deactivation.

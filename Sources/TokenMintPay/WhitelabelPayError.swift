@@ -1,3 +1,5 @@
+import TokenMintCrypto
+
 /// The error `TokenMintPay` throws: the WhitelabelPay SDK's cases plus
 /// configuration, token-format and store errors, each with a stable code.
 public struct WhitelabelPayError: Error, Hashable, CustomStringConvertible, Sendable {
@@ -9,7 +11,7 @@ public struct WhitelabelPayError: Error, Hashable, CustomStringConvertible, Send
     /// Creates an error.
     public init(_ code: Code, _ reason: String) {
         self.code = code
-        self.reason = reason
+        self.reason = SafeText.isPlain(reason) ? reason : SafeText.escaped(reason)
     }
 
     /// `WhitelabelPayError.<code>: <reason>`.
@@ -50,5 +52,11 @@ public struct WhitelabelPayError: Error, Hashable, CustomStringConvertible, Send
         public static let invalidPush = Code("invalidPush")
         /// The durable store failed; nothing was half-written.
         public static let storeFailure = Code("storeFailure")
+        /// An online token whose unsigned part the verifier's store never
+        /// issued to the device.
+        public static let notIssued = Code("notIssued")
+        /// The device's stored state or configuration failed its
+        /// authentication: edited, corrupted or partly deleted outside the SDK.
+        public static let tampered = Code("tampered")
     }
 }

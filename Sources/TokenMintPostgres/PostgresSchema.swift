@@ -45,6 +45,22 @@ enum PostgresSchema {
         Migration(version: 2, statements: [
             "ALTER TABLE tokenmint_ledger ADD COLUMN attempt BYTEA CHECK (octet_length(attempt) BETWEEN 1 AND 64)",
         ]),
+        // What a token uses up for good (an offline counter value, an issued
+        // unsigned part), and the unsigned parts the server issued.
+        Migration(version: 3, statements: [
+            """
+            CREATE TABLE tokenmint_spent (
+                slot BYTEA PRIMARY KEY CHECK (octet_length(slot) BETWEEN 1 AND 64),
+                id BYTEA NOT NULL)
+            """,
+            """
+            CREATE TABLE tokenmint_issued (
+                device_id TEXT NOT NULL REFERENCES tokenmint_devices (id),
+                part TEXT NOT NULL CHECK (octet_length(part) BETWEEN 1 AND 256),
+                not_after BIGINT NOT NULL,
+                PRIMARY KEY (device_id, part))
+            """,
+        ]),
     ]
 }
 
@@ -72,6 +88,83 @@ struct RecordOnce: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Bool.self) }
+}
+
+/// Insert-once that also spends a slot, in one statement: the slot row is
+/// claimed first (`ON CONFLICT DO UPDATE` with an unchanged value returns the
+/// owner, decided by the primary key); the ledger row is written only when
+/// the slot is this identifier's, so a slot another token spent leaves no
+/// trace of this one.
+struct RecordOnceSpending: PostgresPreparedStatement {
+    static let sql = """
+        WITH s AS (
+            INSERT INTO tokenmint_spent AS s (slot, id) VALUES ($4, $1)
+            ON CONFLICT (slot) DO UPDATE SET id = s.id
+            RETURNING s.id = $1 AS mine),
+        l AS (
+            INSERT INTO tokenmint_ledger AS l (id, expires_at, attempt)
+            SELECT $1, $2, $3 FROM s WHERE s.mine
+            ON CONFLICT (id) DO UPDATE SET expires_at = l.expires_at
+            RETURNING (xmax = 0) OR coalesce(l.attempt = $3, false) AS ok)
+        SELECT coalesce((SELECT ok FROM l), false)
+        """
+    typealias Row = Bool
+    let identifier: ByteBuffer
+    let expiresAt: Int64
+    let attempt: ByteBuffer?
+    let slot: ByteBuffer
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 4)
+        bindings.append(identifier)
+        bindings.append(expiresAt)
+        if let attempt { bindings.append(attempt) } else { bindings.appendNull() }
+        bindings.append(slot)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Bool.self) }
+}
+
+/// Records an issued unsigned part; no row back: the device is not enrolled
+/// or the part was issued before.
+struct IssuePart: PostgresPreparedStatement {
+    static let sql = """
+        INSERT INTO tokenmint_issued (device_id, part, not_after)
+        SELECT id, $2, $3 FROM tokenmint_devices WHERE id = $1
+        ON CONFLICT (device_id, part) DO NOTHING RETURNING 1
+        """
+    typealias Row = Int32
+    let deviceID: String
+    let part: String
+    let notAfter: Int64
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 3)
+        bindings.append(deviceID)
+        bindings.append(part)
+        bindings.append(notAfter)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int32.self) }
+}
+
+/// The `not_after` of an issued unsigned part.
+struct PartLookup: PostgresPreparedStatement {
+    static let sql = "SELECT not_after FROM tokenmint_issued WHERE device_id = $1 AND part = $2"
+    typealias Row = Int64
+    let deviceID: String
+    let part: String
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(deviceID)
+        bindings.append(part)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int64.self) }
 }
 
 /// A device's record.

@@ -109,10 +109,18 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
 
     /// Inserts `identifier` once; the primary key decides between verifiers.
     /// A retry of the same attempt finds its own row and returns true again.
-    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?) async throws(StoreError) -> Bool {
+    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?, spending slot: [UInt8]?) async throws(StoreError) -> Bool {
         try VerifierStoreLimits.checkIdentifier(identifier, attempt: attempt)
+        try VerifierStoreLimits.checkSlot(slot)
         return try await bounded("ledger insert") { client, logger in
-            let statement = RecordOnce(identifier: ByteBuffer(bytes: identifier), expiresAt: expiresAt, attempt: attempt.map { ByteBuffer(bytes: $0) })
+            let id = ByteBuffer(bytes: identifier)
+            let attemptBuffer = attempt.map { ByteBuffer(bytes: $0) }
+            if let slot {
+                let statement = RecordOnceSpending(identifier: id, expiresAt: expiresAt, attempt: attemptBuffer, slot: ByteBuffer(bytes: slot))
+                for try await mine in try await client.execute(statement, logger: logger) { return mine }
+                return false
+            }
+            let statement = RecordOnce(identifier: id, expiresAt: expiresAt, attempt: attemptBuffer)
             for try await mine in try await client.execute(statement, logger: logger) { return mine }
             return false
         }
@@ -174,6 +182,29 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
                 let grant = OfflineGrant(deviceID: deviceID, first: first, count: count, notAfter: notAfter)
                 return grant.contains(counter) ? grant : nil
             }
+            return nil
+        }
+    }
+
+    /// Records an issued unsigned part.
+    public func issueOnlinePart(_ deviceID: String, part: String, notAfter: Int64) async throws(StoreError) {
+        try VerifierStoreLimits.checkDevice(deviceID)
+        try VerifierStoreLimits.checkPart(part)
+        let inserted = try await bounded("issue") { client, logger -> Bool in
+            for try await _ in try await client.execute(IssuePart(deviceID: deviceID, part: part, notAfter: notAfter), logger: logger) { return true }
+            return false
+        }
+        guard !inserted else { return }
+        guard try await deviceRecord(deviceID) != nil else { throw StoreError(.notFound, "device \(deviceID) is not enrolled") }
+        throw StoreError(.conflict, "this unsigned part was issued before")
+    }
+
+    /// The `notAfter` of an issued unsigned part.
+    public func onlinePart(_ deviceID: String, part: String) async throws(StoreError) -> Int64? {
+        try VerifierStoreLimits.checkDevice(deviceID)
+        try VerifierStoreLimits.checkPart(part)
+        return try await bounded("issued part lookup") { client, logger -> Int64? in
+            for try await notAfter in try await client.execute(PartLookup(deviceID: deviceID, part: part), logger: logger) { return notAfter }
             return nil
         }
     }

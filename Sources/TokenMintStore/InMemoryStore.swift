@@ -12,9 +12,14 @@ public final class InMemoryStore: KeyValueStore, VerifierStore, @unchecked Senda
     private var ledger: [[UInt8]: (expiresAt: Int64, attempt: [UInt8]?)] = [:]
     private var devices: [String: (record: [UInt8], next: Int64)] = [:]
     private var grants: [String: [OfflineGrant]] = [:]
+    private var spent: [[UInt8]: [UInt8]] = [:]
+    private var issued: [String: [String: Int64]] = [:]
 
     /// An empty store.
     public init() {}
+
+    /// Random bytes made with the store.
+    public let identity: [UInt8] = SecureRandom.bytes(count: 16)
 
     final class Transaction: StoreTransaction {
         var items: [String: [UInt8]]
@@ -67,15 +72,20 @@ public final class InMemoryStore: KeyValueStore, VerifierStore, @unchecked Senda
         ledger = [:]
         devices = [:]
         grants = [:]
+        spent = [:]
+        issued = [:]
     }
 
-    /// Records `identifier` once.
-    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]? = nil) throws(StoreError) -> Bool {
+    /// Records `identifier` once, spending `slot` with it.
+    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]? = nil, spending slot: [UInt8]? = nil) throws(StoreError) -> Bool {
         try VerifierStoreLimits.checkIdentifier(identifier, attempt: attempt)
+        try VerifierStoreLimits.checkSlot(slot)
         lock.lock()
         defer { lock.unlock() }
+        if let slot, let owner = spent[slot], owner != identifier { return false }
         if let existing = ledger[identifier] { return attempt != nil && existing.attempt == attempt }
         ledger[identifier] = (expiresAt, attempt)
+        if let slot { spent[slot] = identifier }
         return true
     }
 
@@ -127,5 +137,25 @@ public final class InMemoryStore: KeyValueStore, VerifierStore, @unchecked Senda
         lock.lock()
         defer { lock.unlock() }
         return grants[deviceID]?.first { $0.contains(counter) }
+    }
+
+    /// Records an issued unsigned part.
+    public func issueOnlinePart(_ deviceID: String, part: String, notAfter: Int64) throws(StoreError) {
+        try VerifierStoreLimits.checkDevice(deviceID)
+        try VerifierStoreLimits.checkPart(part)
+        lock.lock()
+        defer { lock.unlock() }
+        guard devices[deviceID] != nil else { throw StoreError(.notFound, "device \(deviceID) is not enrolled") }
+        guard issued[deviceID]?[part] == nil else { throw StoreError(.conflict, "this unsigned part was issued before") }
+        issued[deviceID, default: [:]][part] = notAfter
+    }
+
+    /// The `notAfter` of an issued unsigned part.
+    public func onlinePart(_ deviceID: String, part: String) throws(StoreError) -> Int64? {
+        try VerifierStoreLimits.checkDevice(deviceID)
+        try VerifierStoreLimits.checkPart(part)
+        lock.lock()
+        defer { lock.unlock() }
+        return issued[deviceID]?[part]
     }
 }

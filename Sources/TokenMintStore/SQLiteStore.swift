@@ -9,7 +9,11 @@ import Foundation
 
 /// Where the master key that seals the store's secrets comes from.
 public enum MasterKeySource: Sendable {
-    /// A 32-byte key file; created (mode 0600, random key) when missing and `create` is true.
+    /// A 32-byte key file, mode 0600 (a file that group or others may read
+    /// or write, or a symbolic link, is refused). Created (mode 0600 from
+    /// the first byte, random key) when missing, `create` is true and the
+    /// store is new: a store that exists never gets a new master key, so a
+    /// deleted key file is an error, not a silent fresh start.
     case file(path: String, create: Bool = true)
     /// An environment variable holding the key as base64url (43 characters).
     case environment(variable: String)
@@ -48,6 +52,11 @@ public protocol KeyValueStore: Sendable {
     func transaction<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
     /// Wipes every secret, value, counter and ledger entry.
     func reset() throws(StoreError)
+    /// Random bytes that name this store and no other (made when it was
+    /// created, kept across reset): state sealed in one store can be bound
+    /// to it, so a copy moved into another store sealed with the same master
+    /// key is recognised.
+    var identity: [UInt8] { get throws(StoreError) }
 }
 
 /// What a payment-token verifier keeps, shared by every verifier that sees
@@ -65,8 +74,16 @@ public protocol VerifierStore: Sendable {
     /// same attempt (a payment transaction's ID, retried after a crash or a
     /// lost answer), the call returns true again. Another attempt, or none,
     /// gets false.
-    func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?) async throws(StoreError) -> Bool
+    ///
+    /// `slot` is what the token uses up for good, beyond its own identifier:
+    /// one offline counter value, or one server-issued unsigned part, of one
+    /// device. It is spent in the same transaction as the identifier is
+    /// recorded, belongs to that identifier from then on and is never pruned,
+    /// so a second token for the same slot returns false, however long after
+    /// and whichever verifier sees it.
+    func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?, spending slot: [UInt8]?) async throws(StoreError) -> Bool
     /// Drops ledger entries that expired before `time`; returns how many.
+    /// Spent slots stay.
     func prune(expiredBefore time: Int64) async throws(StoreError) -> Int
     /// Enrols a device: its record (for WhitelabelPay, the enrolment token)
     /// under `deviceID`. Enrolling the same record again is a no-op; a
@@ -80,12 +97,25 @@ public protocol VerifierStore: Sendable {
     func grantOfflineAllowance(_ deviceID: String, count: Int64, notAfter: Int64) async throws(StoreError) -> OfflineGrant
     /// The grant of `deviceID` that contains counter value `counter`, or nil.
     func offlineGrant(_ deviceID: String, containing counter: Int64) async throws(StoreError) -> OfflineGrant?
+    /// Records that the server issued the unsigned part `part` to the device,
+    /// for a token dated up to `notAfter`.
+    /// - Throws: `notFound` for a device that is not enrolled, `conflict` when
+    ///   the part was issued before.
+    func issueOnlinePart(_ deviceID: String, part: String, notAfter: Int64) async throws(StoreError)
+    /// The `notAfter` of the unsigned part `part` issued to the device, or nil
+    /// when it was never issued to it.
+    func onlinePart(_ deviceID: String, part: String) async throws(StoreError) -> Int64?
 }
 
 extension VerifierStore {
-    /// Records `identifier` once, with no attempt.
+    /// Records `identifier` once, with no attempt and no slot.
     public func recordOnce(_ identifier: [UInt8], expiresAt: Int64) async throws(StoreError) -> Bool {
-        try await recordOnce(identifier, expiresAt: expiresAt, attempt: nil)
+        try await recordOnce(identifier, expiresAt: expiresAt, attempt: nil, spending: nil)
+    }
+
+    /// Records `identifier` once for `attempt`, spending no slot.
+    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?) async throws(StoreError) -> Bool {
+        try await recordOnce(identifier, expiresAt: expiresAt, attempt: attempt, spending: nil)
     }
 }
 
@@ -126,6 +156,16 @@ public enum VerifierStoreLimits {
         if let record { guard !record.isEmpty, record.count <= 4096 else { throw StoreError(.invalidArgument, "device records are 1 to 4096 bytes") } }
     }
 
+    /// Slots are 1 to 64 bytes.
+    public static func checkSlot(_ slot: [UInt8]?) throws(StoreError) {
+        if let slot { guard !slot.isEmpty, slot.count <= 64 else { throw StoreError(.invalidArgument, "slots are 1 to 64 bytes") } }
+    }
+
+    /// Issued unsigned parts are 1 to 256 bytes.
+    public static func checkPart(_ part: String) throws(StoreError) {
+        guard !part.isEmpty, part.utf8.count <= 256 else { throw StoreError(.invalidArgument, "unsigned parts are 1 to 256 bytes") }
+    }
+
     /// Grants hold 1 to 1,000,000 values.
     public static func checkGrant(count: Int64) throws(StoreError) {
         guard (1...1_000_000).contains(count) else { throw StoreError(.invalidArgument, "a grant holds 1 to 1,000,000 counter values") }
@@ -143,8 +183,12 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
     private let masterKey: SecureBytes
     /// The database file.
     public let path: String
+    /// The store's identity: the random salt made when the file was created.
+    public let identity: [UInt8]
 
-    static let maximumNameBytes = 256
+    /// Names are at most 2 KiB: room for a prefix and the base64url of a
+    /// 1,023-byte WebAuthn credential ID (1,364 characters).
+    static let maximumNameBytes = 2048
     static let maximumValueBytes = 1 << 20
 
     /// Opens (or creates) the store at `path` with the master key from `keySource`.
@@ -163,8 +207,10 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
         }
         db = handle
         do {
+            let isNew = try SQLiteStore.query(db, "SELECT 1 FROM meta WHERE name = 'check'", []).isEmpty
             let salt = try SQLiteStore.metaSalt(db)
-            masterKey = try SQLiteStore.resolve(keySource, salt: salt)
+            identity = salt
+            masterKey = try SQLiteStore.resolve(keySource, salt: salt, storeIsNew: isNew)
             try SQLiteStore.checkMasterKey(db, masterKey)
         } catch {
             sqlite3_close(db)
@@ -202,6 +248,9 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
                 CREATE TABLE IF NOT EXISTS devices (id TEXT PRIMARY KEY, record BLOB NOT NULL, next_counter INTEGER NOT NULL DEFAULT 1);
                 CREATE TABLE IF NOT EXISTS grants (device_id TEXT NOT NULL REFERENCES devices (id), first INTEGER NOT NULL,
                     count INTEGER NOT NULL, not_after INTEGER NOT NULL, PRIMARY KEY (device_id, first));
+                CREATE TABLE IF NOT EXISTS spent (slot BLOB PRIMARY KEY, id BLOB NOT NULL);
+                CREATE TABLE IF NOT EXISTS issued (device_id TEXT NOT NULL REFERENCES devices (id), part TEXT NOT NULL,
+                    not_after INTEGER NOT NULL, PRIMARY KEY (device_id, part));
                 """)
             // Stores made before ledger attempts existed get the column.
             let columns = try SQLiteStore.query(handle, "SELECT name FROM pragma_table_info('ledger')", [])
@@ -239,7 +288,7 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
 
     // MARK: Master key
 
-    static func resolve(_ source: MasterKeySource, salt: [UInt8]) throws(StoreError) -> SecureBytes {
+    static func resolve(_ source: MasterKeySource, salt: [UInt8], storeIsNew: Bool) throws(StoreError) -> SecureBytes {
         switch source {
         case .key(let key):
             guard key.count == 32 else { throw StoreError(.masterKeyUnavailable, "the master key must be 32 bytes") }
@@ -260,28 +309,69 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
                 throw StoreError(.masterKeyUnavailable, "Argon2id: \(error.reason)")
             }
         case .file(let path, let create):
-            if let data = FileManager.default.contents(atPath: path) {
-                guard data.count == 32 else { throw StoreError(.masterKeyUnavailable, "\(path) does not hold a 32-byte key") }
-                return SecureBytes(data)
-            }
+            if let key = try readKeyFile(path) { return key }
             guard create else { throw StoreError(.masterKeyUnavailable, "\(path) does not exist") }
+            guard storeIsNew else {
+                throw StoreError(.masterKeyUnavailable, "\(path) is missing but the store exists: restore the key file (a new key would not open the store)")
+            }
             let key = SecureBytes(randomCount: 32)
-            // O_EXCL: never overwrite a key another process just created.
-            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+            // O_EXCL: never overwrite a key another process just created; the
+            // mode is set by open itself, so the key is never readable by others.
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
             guard fd >= 0 else {
-                if errno == EEXIST, let data = FileManager.default.contents(atPath: path), data.count == 32 {
-                    return SecureBytes(data)
-                }
+                if errno == EEXIST, let existing = try readKeyFile(path) { return existing }
                 throw StoreError(.masterKeyUnavailable, "cannot create \(path): \(String(cString: strerror(errno)))")
             }
-            defer { close(fd) }
             let written = key.withUnsafeBytes { write(fd, $0.baseAddress, 32) }
-            guard written == 32, fsync(fd) == 0 else {
+            guard written == 32, fsync(fd) == 0, close(fd) == 0 else {
                 unlink(path)
                 throw StoreError(.masterKeyUnavailable, "cannot write \(path)")
             }
+            SQLiteStore.syncFolder(of: path)
             return key
         }
+    }
+
+    /// Reads a master key file straight into secure memory; nil when it does
+    /// not exist. Refuses a symbolic link, anything but a regular file, a
+    /// file group or others may access, and a file that is not 32 bytes.
+    static func readKeyFile(_ path: String) throws(StoreError) -> SecureBytes? {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            if errno == ELOOP { throw StoreError(.masterKeyUnavailable, "\(path) is a symbolic link; a master key file must be a regular file") }
+            throw StoreError(.masterKeyUnavailable, "cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & mode_t(S_IFMT) == mode_t(S_IFREG) else {
+            throw StoreError(.masterKeyUnavailable, "\(path) is not a regular file")
+        }
+        guard info.st_mode & 0o077 == 0 else {
+            throw StoreError(.masterKeyUnavailable,
+                "\(path) may be read or written by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it")
+        }
+        guard info.st_size == 32 else { throw StoreError(.masterKeyUnavailable, "\(path) does not hold a 32-byte key") }
+        var done = 0
+        let key = SecureBytes(count: 32) { (buffer: UnsafeMutableRawBufferPointer) in
+            while done < 32 {
+                let n = read(fd, buffer.baseAddress.map { $0 + done }, 32 - done)
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { return }
+                done += n
+            }
+        }
+        guard done == 32 else { throw StoreError(.masterKeyUnavailable, "\(path) could not be read whole") }
+        return key
+    }
+
+    /// fsyncs the folder holding `path`, so a new file's name is durable too.
+    static func syncFolder(of path: String) {
+        let folder = (path as NSString).deletingLastPathComponent
+        let fd = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        close(fd)
     }
 
     static func metaSalt(_ db: OpaquePointer) throws(StoreError) -> [UInt8] {
@@ -354,17 +444,30 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
     // MARK: VerifierStore
 
     /// Inserts `identifier` once (a primary key makes the second insert a
-    /// no-op); a retry of the same attempt is recognised.
-    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]? = nil) throws(StoreError) -> Bool {
+    /// no-op); a retry of the same attempt is recognised. The slot and the
+    /// identifier are written in one transaction.
+    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]? = nil, spending slot: [UInt8]? = nil) throws(StoreError) -> Bool {
         try VerifierStoreLimits.checkIdentifier(identifier, attempt: attempt)
-        lock.lock()
-        defer { lock.unlock() }
-        try SQLiteStore.run(db, "INSERT OR IGNORE INTO ledger (id, expires_at, attempt) VALUES (?, ?, ?)",
-                            [.blob(identifier), .integer(expiresAt), attempt.map { .blob($0) } ?? .null])
-        if sqlite3_changes(db) == 1 { return true }
-        guard let attempt else { return false }
-        let stored = try SQLiteStore.query(db, "SELECT attempt FROM ledger WHERE id = ?", [.blob(identifier)]).first?.first ?? nil
-        return stored == attempt
+        try VerifierStoreLimits.checkSlot(slot)
+        do {
+            return try immediate {
+                if let slot {
+                    try SQLiteStore.run(db, "INSERT OR IGNORE INTO spent (slot, id) VALUES (?, ?)", [.blob(slot), .blob(identifier)])
+                    if sqlite3_changes(db) == 0 {
+                        let owner = try SQLiteStore.query(db, "SELECT id FROM spent WHERE slot = ?", [.blob(slot)]).first?.first ?? nil
+                        guard owner == identifier else { return false }
+                    }
+                }
+                try SQLiteStore.run(db, "INSERT OR IGNORE INTO ledger (id, expires_at, attempt) VALUES (?, ?, ?)",
+                                    [.blob(identifier), .integer(expiresAt), attempt.map { .blob($0) } ?? .null])
+                if sqlite3_changes(db) == 1 { return true }
+                guard let attempt else { return false }
+                let stored = try SQLiteStore.query(db, "SELECT attempt FROM ledger WHERE id = ?", [.blob(identifier)]).first?.first ?? nil
+                return stored == attempt
+            }
+        } catch {
+            throw error as? StoreError ?? StoreError(.databaseFailure, "ledger: \(error)")
+        }
     }
 
     /// Deletes expired ledger entries.
@@ -426,6 +529,34 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
         let grant = OfflineGrant(deviceID: deviceID, first: SQLiteStore.integer(first), count: SQLiteStore.integer(count),
                                  notAfter: SQLiteStore.integer(notAfter))
         return grant.contains(counter) ? grant : nil
+    }
+
+    /// Records an issued unsigned part.
+    public func issueOnlinePart(_ deviceID: String, part: String, notAfter: Int64) throws(StoreError) {
+        try VerifierStoreLimits.checkDevice(deviceID)
+        try VerifierStoreLimits.checkPart(part)
+        do {
+            try immediate {
+                guard try !SQLiteStore.query(db, "SELECT 1 FROM devices WHERE id = ?", [.text(deviceID)]).isEmpty else {
+                    throw StoreError(.notFound, "device \(deviceID) is not enrolled")
+                }
+                try SQLiteStore.run(db, "INSERT OR IGNORE INTO issued (device_id, part, not_after) VALUES (?, ?, ?)",
+                                    [.text(deviceID), .text(part), .integer(notAfter)])
+                guard sqlite3_changes(db) == 1 else { throw StoreError(.conflict, "this unsigned part was issued before") }
+            }
+        } catch {
+            throw error as? StoreError ?? StoreError(.databaseFailure, "issue: \(error)")
+        }
+    }
+
+    /// The `notAfter` of an issued unsigned part.
+    public func onlinePart(_ deviceID: String, part: String) throws(StoreError) -> Int64? {
+        try VerifierStoreLimits.checkDevice(deviceID)
+        try VerifierStoreLimits.checkPart(part)
+        lock.lock()
+        defer { lock.unlock() }
+        let rows = try SQLiteStore.query(db, "SELECT not_after FROM issued WHERE device_id = ? AND part = ?", [.text(deviceID), .text(part)])
+        return (rows.first?.first ?? nil).map(SQLiteStore.integer)
     }
 
     /// An integer column as ``query(_:_:_:)`` returns it (8 big-endian bytes).

@@ -1,3 +1,5 @@
+import TokenMintCrypto
+
 /// The error every `TokenMintStore` operation throws. Never carries a secret.
 public struct StoreError: Error, Hashable, CustomStringConvertible, Sendable {
     /// The kind of failure.
@@ -12,7 +14,7 @@ public struct StoreError: Error, Hashable, CustomStringConvertible, Sendable {
     /// Creates an error.
     public init(_ code: Code, _ reason: String, file: String = #fileID, line: UInt = #line) {
         self.code = code
-        self.reason = reason
+        self.reason = SafeText.isPlain(reason) ? reason : SafeText.escaped(reason)
         self.file = file
         self.line = line
     }

@@ -85,6 +85,18 @@ public struct CollectedClientData: Sendable, Hashable {
             guard let text = value.stringValue else { throw WebAuthnError(.invalidClientData, "topOrigin must be a string") }
             topOrigin = text
         }
+        // Token binding left WebAuthn in Level 3 and no relying party here can
+        // check a binding ID: a client that claims one is in use ("present")
+        // is refused rather than silently unbound; "supported" says nothing
+        // and is kept as an unknown member.
+        if let value = object["tokenBinding"] {
+            guard let status = value.objectValue?["status"]?.stringValue else {
+                throw WebAuthnError(.invalidClientData, "tokenBinding must be an object with a status")
+            }
+            guard status != "present" else {
+                throw WebAuthnError(.invalidClientData, "token binding is in use (status present); this relying party cannot verify it")
+            }
+        }
         self.init(type: type, challenge: challengeBytes, origin: origin, crossOrigin: crossOrigin, topOrigin: topOrigin)
         for member in object where !["type", "challenge", "origin", "crossOrigin", "topOrigin"].contains(member.name) {
             extra.append((member.name, String(decoding: JSONWriter.encode(member.value), as: UTF8.self)))

@@ -126,8 +126,10 @@ public struct RelyingPartyVerifier: Sendable {
     }
 
     /// Verifies a registration (attestation "none", or "packed" self or with x5c).
+    /// `rawID`, the credential's `rawId` as the client sent it, must be the
+    /// credential ID in the authenticator data when given.
     public func verifyRegistration(
-        clientDataJSON: [UInt8], attestationObject: [UInt8], challenge: [UInt8]
+        clientDataJSON: [UInt8], attestationObject: [UInt8], challenge: [UInt8], rawID: [UInt8]? = nil
     ) throws(WebAuthnError) -> RegisteredCredential {
         _ = try checkClientData(clientDataJSON, type: "webauthn.create", challenge: challenge)
         let object = try AttestationObject(parsing: attestationObject)
@@ -135,6 +137,9 @@ public struct RelyingPartyVerifier: Sendable {
         try checkFlags(data)
         guard let credential = data.attestedCredential else {
             throw WebAuthnError(.invalidAuthenticatorData, "a registration needs attested credential data (AT)")
+        }
+        if let rawID, !ConstantTime.equals(rawID, credential.credentialID) {
+            throw WebAuthnError(.invalidCredential, "rawId is not the credential ID in the authenticator data")
         }
         guard policy.algorithms.contains(credential.publicKey.algorithm) else {
             throw WebAuthnError(.unsupportedAlgorithm, "algorithm \(credential.publicKey.algorithm) is not accepted")

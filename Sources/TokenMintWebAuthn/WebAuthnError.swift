@@ -1,3 +1,5 @@
+import TokenMintCrypto
+
 /// The error `TokenMintWebAuthn` throws. Authenticator failures carry their
 /// CTAP2 status code (``ctapStatus``); relying-party rejections carry a code
 /// naming the rule that failed.
@@ -10,7 +12,7 @@ public struct WebAuthnError: Error, Hashable, CustomStringConvertible, Sendable 
     /// Creates an error.
     public init(_ code: Code, _ reason: String) {
         self.code = code
-        self.reason = reason
+        self.reason = SafeText.isPlain(reason) ? reason : SafeText.escaped(reason)
     }
 
     /// `WebAuthnError.<code>: <reason>`.

@@ -61,11 +61,12 @@ struct AuthCommand: AsyncParsableCommand {
             let object = try JSONSerialization.jsonObject(with: try readFile(input)) as? [String: Any] ?? [:]
             var policy = RelyingPartyPolicy(rpID: options.rp, origins: [options.origin])
             policy.requireUserVerification = false
+            policy.consumeChallenge = FIDO2Command.singleUse(try options.store.open("auth.sqlite"), prefix: "auth.registration-challenge.")
             do {
                 let credential = try RelyingPartyVerifier(policy: policy).verifyRegistration(
                     clientDataJSON: try FIDO2Command.field(object, "response", "clientDataJSON"),
                     attestationObject: try FIDO2Command.field(object, "response", "attestationObject"),
-                    challenge: try Base64URL.decode(challenge, padding: .either))
+                    challenge: try Base64URL.decode(challenge, padding: .either), rawID: try FIDO2Command.field(object, "rawId"))
                 try await options.makeIssuer().registerPasskey(account: account.lowercased(), credential: credential)
                 print(Base64URL.encode(credential.credentialID))
             } catch {

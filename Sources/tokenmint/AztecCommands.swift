@@ -38,6 +38,7 @@ struct AztecCommand: ParsableCommand {
         @Option(help: "Pixels per module (PNG, SVG).") var scale: Int = 4
         @Option(help: "Quiet zone in modules.") var quietZone: Int?
         @Option(help: "Write to FILE instead of stdout.") var out: String?
+        @Flag(help: "With --out: write through a symbolic link.") var force = false
         @Option(help: "The payload as hex.") var hex: String?
         @Option(name: .customLong("in"), help: "Read the payload from FILE.") var input: String?
         @Argument(help: "The payload as text.") var text: String?
@@ -58,13 +59,13 @@ struct AztecCommand: ParsableCommand {
             case .txt: data = Data(symbol.terminalText(quietZone: quietZone ?? 2).utf8)
             }
             if let out {
-                guard FileManager.default.createFile(atPath: out, contents: data) else { throw CLIError(message: "cannot write \(out)") }
-                FileHandle.standardError.write(Data("\(symbol.summary) → \(out)\n".utf8))
+                try OutputFile.write([UInt8](data), to: out, kind: .data, force: force)
+                FileHandle.standardError.write(Data("\(symbol.summary) → \(SafeText.escaped(out))\n".utf8))
             } else if format == .png {
                 throw CLIError(message: "--format png needs --out FILE")
             } else {
-                FileHandle.standardOutput.write(data)
-                if format == .txt { print(symbol.summary) }
+                try Output.write([UInt8](data))
+                if format == .txt { try Output.line(symbol.summary) }
             }
         }
     }

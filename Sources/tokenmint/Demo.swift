@@ -154,7 +154,7 @@ struct Demo: AsyncParsableCommand {
         }
         try await sdk.markOnline()
         print("  back online: \(try await sdk.availableOfflineTokensCount) offline tokens available again")
-        let verifier = PaymentTokenVerifier(store: InMemoryStore(), clock: .system)
+        let verifier = try PaymentTokenVerifier(store: InMemoryStore(), clock: .system)
         let verified = try await verifier.verify(last.description, enrolment: enrolment)
         print("  cash desk: valid \(verified.isOffline ? "offline" : "online") token from \(enrolment.referenceID.prefix(8))…")
         do {

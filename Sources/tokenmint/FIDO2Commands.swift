@@ -107,10 +107,28 @@ struct FIDO2Command: AsyncParsableCommand {
         return bytes
     }
 
-    static func verifier(_ common: Common, requireUV: Bool) -> RelyingPartyVerifier {
+    /// The relying party over the RP store: every challenge is single use
+    /// (recorded in the store before the verification goes on).
+    static func verifier(_ common: Common, store: SQLiteStore, requireUV: Bool) -> RelyingPartyVerifier {
         var policy = RelyingPartyPolicy(rpID: common.rp, origins: [common.origin])
         policy.requireUserVerification = requireUV
+        policy.consumeChallenge = singleUse(store, prefix: "rp.challenge.")
         return RelyingPartyVerifier(policy: policy)
+    }
+
+    /// A challenge check that lets each challenge through once: the first
+    /// call records a hash of it durably and returns true, every later call
+    /// (in this process or another) returns false.
+    static func singleUse(_ store: SQLiteStore, prefix: String) -> @Sendable ([UInt8]) -> Bool {
+        { challenge in
+            let name = prefix + Base64URL.encode(HashFunction.sha256.hash(challenge))
+            let first = try? store.transaction { tx -> Bool in
+                guard try tx.value(name) == nil else { return false }
+                try tx.setValue(name, [1])
+                return true
+            }
+            return first == true
+        }
     }
 
     struct VerifyRegistration: AsyncParsableCommand {
@@ -121,18 +139,26 @@ struct FIDO2Command: AsyncParsableCommand {
 
         func run() async throws {
             let object = try input.object()
+            let store = try common.store.open("rp.sqlite")
             do {
-                let credential = try FIDO2Command.verifier(common, requireUV: input.requireUv).verifyRegistration(
+                let credential = try FIDO2Command.verifier(common, store: store, requireUV: input.requireUv).verifyRegistration(
                     clientDataJSON: try FIDO2Command.field(object, "response", "clientDataJSON"),
-                    attestationObject: try FIDO2Command.field(object, "response", "attestationObject"), challenge: try common.challengeBytes())
+                    attestationObject: try FIDO2Command.field(object, "response", "attestationObject"), challenge: try common.challengeBytes(),
+                    rawID: try FIDO2Command.field(object, "rawId"))
                 let record: [String: Any] = [
                     "publicKey": FIDO2Command.b64(credential.publicKey.cbor), "signCount": Int(credential.signCount),
                     "backupEligible": credential.backupEligible, "backupState": credential.backupState, "userVerified": credential.userVerified,
                     "fmt": credential.attestationFormat, "aaguid": FIDO2Command.b64(credential.aaguid),
                 ]
-                let store = try common.store.open("rp.sqlite")
                 let data = try JSONSerialization.data(withJSONObject: record, options: [.sortedKeys])
-                try store.transaction { tx in try tx.setValue("rp.cred." + FIDO2Command.b64(credential.credentialID), Array(data)) }
+                let name = "rp.cred." + FIDO2Command.b64(credential.credentialID)
+                // WebAuthn §7.1: a credential ID that is registered already is refused, never replaced.
+                let added = try store.transaction { tx -> Bool in
+                    guard try tx.value(name) == nil else { return false }
+                    try tx.setValue(name, Array(data))
+                    return true
+                }
+                guard added else { throw CLIError(message: "WebAuthnError.credentialExists: this credential ID is registered already", status: 1) }
                 try FIDO2Command.print(json: record.merging([
                     "credentialId": FIDO2Command.b64(credential.credentialID), "alg": Int(credential.publicKey.algorithm.rawValue),
                 ]) { $1 })
@@ -162,7 +188,7 @@ struct FIDO2Command: AsyncParsableCommand {
                     credentialID: id, publicKey: try COSEKey(cbor: try Base64URL.decode(keyText)), signCount: UInt32(stored),
                     backupEligible: record["backupEligible"] as? Bool ?? false, backupState: record["backupState"] as? Bool ?? false,
                     userVerified: record["userVerified"] as? Bool ?? false, attestationFormat: record["fmt"] as? String ?? "none", aaguid: [])
-                let result = try FIDO2Command.verifier(common, requireUV: input.requireUv).verifyAssertion(
+                let result = try FIDO2Command.verifier(common, store: store, requireUV: input.requireUv).verifyAssertion(
                     credential: credential, storedSignCount: UInt32(stored),
                     clientDataJSON: try FIDO2Command.field(object, "response", "clientDataJSON"),
                     authenticatorData: try FIDO2Command.field(object, "response", "authenticatorData"),

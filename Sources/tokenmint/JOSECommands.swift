@@ -82,10 +82,13 @@ struct JWTCommand: ParsableCommand {
             if let aud { set.audience = [aud] }
             if let azp { set.authorizedParty = azp }
             if let ttl {
-                guard ttl > 0 else { throw CLIError(message: "--ttl must be positive") }
+                // Ten years at most: a lifetime past that is a typo or an attack on the sum.
+                guard (1...315_360_000).contains(ttl) else { throw CLIError(message: "--ttl is 1 to 315360000 seconds (ten years)") }
                 let time = now ?? Int64(Date().timeIntervalSince1970)
+                let (expiration, overflow) = time.addingReportingOverflow(ttl)
+                guard !overflow else { throw CLIError(message: "--now + --ttl is past the largest time a JWT can carry") }
                 set.issuedAt = time
-                set.expiration = time + ttl
+                set.expiration = expiration
             }
             let signer = try JWTSigner(key: jwk, algorithm: jose, type: typ, keyID: kid,
                                        ecdsaNonce: deterministic ? .deterministic : .random)
@@ -103,7 +106,7 @@ struct JWTCommand: ParsableCommand {
         @Option(help: "This verifier's audience (required when the token names audiences).") var aud: String?
         @Option(help: "Expected azp.") var azp: String?
         @Option(help: "Expected typ.") var typ: String?
-        @Option(help: "Clock skew allowed, in seconds.") var leeway: Int64 = 0
+        @Option(help: "Clock skew allowed, in seconds (0 to 600).") var leeway: Int64 = 0
         @Option(help: "Current time as seconds since the epoch.") var now: Int64?
         @Flag(help: "Do not require exp.") var noExp = false
         @Argument(help: "The compact JWT.") var token: String

@@ -66,8 +66,11 @@ struct Keygen: ParsableCommand {
     @Option(help: "RSA modulus size (default 2048 for RS256/PS256, 3072 for *384, 4096 for *512).")
     var bits: Int?
 
-    @Option(help: "Write the key to FILE (mode 0600) instead of stdout.")
+    @Option(help: "Write the key to FILE (mode 0600 from the first byte) instead of stdout.")
     var out: String?
+
+    @Flag(help: "With --out: replace an existing file, or write through a symbolic link.")
+    var force = false
 
     @Flag(help: "Write a private JWK (JSON) instead of PEM.")
     var jwk = false
@@ -78,6 +81,7 @@ struct Keygen: ParsableCommand {
     func run() throws {
         if bits != nil, alg.rsaPadding == nil { throw ValidationError("--bits applies to RSA only") }
         if kid != nil, !jwk { throw ValidationError("--kid applies to --jwk") }
+        if let out { try OutputFile.check(out, kind: .secret, force: force) }
         if jwk {
             guard let jose = JWSAlgorithm(name: alg.rawValue) else { throw CLIError(message: "no JOSE name for \(alg)") }
             var key: JWK
@@ -87,7 +91,7 @@ struct Keygen: ParsableCommand {
                 key = try JWK.generate(for: jose)
             }
             key.keyID = kid ?? key.thumbprint()
-            try writeOutput(key.json + "\n", to: out)
+            try writeOutput(key.json + "\n", to: out, force: force)
             return
         }
         let pem: String
@@ -103,7 +107,7 @@ struct Keygen: ParsableCommand {
             let key = try HMACKey(generatingFor: alg.hash)
             pem = key.bytes.withUnsafeBytes { Base64URL.encode($0) } + "\n"
         }
-        try writeOutput(pem, to: out)
+        try writeOutput(pem, to: out, force: force)
     }
 }
 

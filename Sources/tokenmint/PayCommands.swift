@@ -18,23 +18,37 @@ struct StoreOptions: ParsableArguments {
     /// creating the folder, which holds the master key either way.
     func open(_ file: String = "store.sqlite", path: String? = nil) throws -> SQLiteStore {
         try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        var info = stat()
+        if stat(store, &info) == 0, info.st_mode & 0o077 != 0 {
+            report("warning: the state folder \(quoted(store)) may be read by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 700 it")
+        }
         return try SQLiteStore(path: path ?? store + "/" + file, masterKey: masterKey)
     }
 
     /// The SDK over the store, with the configuration saved by `pay init`.
-    func sdk() throws -> WhitelabelPay {
+    /// The SDK over the store, with the configuration `pay init` sealed
+    /// there. `unsigned`, when given, is the server-issued unsigned part an
+    /// online mint signs (what the backend answered).
+    func sdk(unsigned: String? = nil) throws -> WhitelabelPay {
         let store = try open()
-        let saved = try store.transaction { tx in try tx.value("cli.config") }
-        guard let saved, let object = try JSONSerialization.jsonObject(with: Data(saved)) as? [String: Any] else {
-            throw CLIError(message: "no configuration in \(self.store): run `tokenmint pay init` first")
+        // The configuration is sealed with the master key: an edited limit is
+        // refused as tampered, never read as a default.
+        let saved: SecureBytes?
+        do { saved = try store.transaction { tx in try tx.secret(PayCommand.configName) } } catch {
+            throw WhitelabelPayError(.tampered, "the configuration in \(quoted(self.store)) was edited or damaged")
         }
+        guard let saved else { throw CLIError(message: "no configuration in \(quoted(self.store)): run `tokenmint pay init` first") }
+        guard let object = saved.withUnsafeBytes({ try? JSONSerialization.jsonObject(with: Data($0)) }) as? [String: Any],
+            let tenant = object["tenant"] as? String, let reference = object["reference"] as? String,
+            let environmentName = object["environment"] as? String, let environment = WhitelabelPayEnvironment(rawValue: environmentName),
+            let debug = object["debug"] as? Bool, let limit = object["offlineLimit"] as? Int, let lifetime = object["lifetime"] as? Int,
+            let legacy = object["legacyTenant"] as? Bool
+        else { throw WhitelabelPayError(.tampered, "the configuration in \(quoted(self.store)) is incomplete") }
         let configuration = try WhitelabelPayConfiguration(
-            tenantID: object["tenant"] as? String ?? "", referenceID: object["reference"] as? String ?? "",
-            environment: WhitelabelPayEnvironment(rawValue: object["environment"] as? String ?? "") ?? .production,
-            debug: object["debug"] as? Bool ?? false, offlineTokenLimit: object["offlineLimit"] as? Int ?? 10,
-            tokenLifetime: Int64(object["lifetime"] as? Int ?? 600), allowLegacyTenantCodes: object["legacyTenant"] as? Bool ?? false)
-        return try WhitelabelPay(configuration: configuration, store: store, backend: LocalBackend(clock: .system),
-                                 logDirectory: self.store)
+            tenantID: tenant, referenceID: reference, environment: environment, debug: debug, offlineTokenLimit: limit,
+            tokenLifetime: Int64(lifetime), allowLegacyTenantCodes: legacy)
+        let backend = LocalBackend(clock: .system, unsignedPart: unsigned)
+        return try WhitelabelPay(configuration: configuration, store: store, backend: backend, logDirectory: self.store)
     }
 }
 
@@ -43,6 +57,9 @@ struct PayCommand: AsyncParsableCommand {
         commandName: "pay", abstract: "WhitelabelPay: enrol, mint payment tokens online and offline, verify.",
         discussion: "The CLI talks to no server: online mode uses a local stand-in for the backend (LocalBackend), so online mints never touch the offline quota.",
         subcommands: [Init.self, Enrol.self, Push.self, Means.self, Mint.self, Online.self, Status.self, VerifyToken.self, Verifier.self, Reset.self])
+
+    /// Where `pay init` seals the CLI's configuration.
+    static let configName = "cli.config"
 
     static func status(_ sdk: WhitelabelPay) async throws -> String {
         let object: [String: Any] = [
@@ -55,6 +72,7 @@ struct PayCommand: AsyncParsableCommand {
             "offlineMintedTokenCount": try await sdk.offlineMintedTokenCount,
             "availableOfflineTokensCount": try await sdk.availableOfflineTokensCount,
             "offlineTokenLimitReached": try await sdk.offlineTokenLimitReached,
+            "wastedTokenCount": try await sdk.wastedTokenCount,
             "activePaymentMeans": try await sdk.activePaymentMeans()?.id ?? NSNull(),
             "paymentMeans": try await sdk.paymentMeans().map { ["id": $0.id, "active": $0.isActive] },
         ]
@@ -86,7 +104,7 @@ struct PayCommand: AsyncParsableCommand {
                 "lifetime": lifetime, "legacyTenant": legacyTenant, "debug": debug,
             ]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-            try store.transaction { tx in try tx.setValue("cli.config", Array(data)) }
+            try store.transaction { tx in try tx.setSecret(PayCommand.configName, SecureBytes(data)) }
             print(try await PayCommand.status(try options.sdk()))
         }
     }
@@ -136,23 +154,34 @@ struct PayCommand: AsyncParsableCommand {
         @OptionGroup var options: StoreOptions
         @Flag(help: "Mint offline, within the quota.") var offline = false
         @Option(help: "Also write the token as an Aztec PNG.") var aztec: String?
+        @Flag(help: "With --aztec: write through a symbolic link.") var force = false
         @Option(help: "Mint this many tokens, one per line.") var count = 1
+        @Option(help: "Online: sign this server-issued unsigned part (from `pay verifier issue`).") var unsigned: String?
 
         func validate() throws {
             guard (1...100_000).contains(count) else { throw ValidationError("--count is 1 to 100000") }
             guard count == 1 || aztec == nil else { throw ValidationError("--aztec writes one token") }
+            guard unsigned == nil || (count == 1 && !offline) else { throw ValidationError("--unsigned signs one online token") }
         }
 
         func run() async throws {
-            let sdk = try options.sdk()
+            let sdk = try options.sdk(unsigned: unsigned)
+            // The output is checked before a slot is spent on it.
+            if let aztec { try OutputFile.check(aztec, kind: .data, force: force) }
             do {
                 for _ in 0..<count {
                     let token = try await sdk.getPaymentToken(offline: offline)
-                    if let aztec {
-                        let png = try AztecEncoder.encode(token: token.description).png(scale: 4, quietZone: 4)
-                        guard FileManager.default.createFile(atPath: aztec, contents: Data(png)) else { throw CLIError(message: "cannot write \(aztec)") }
+                    do {
+                        if let aztec {
+                            let png = try AztecEncoder.encode(token: token.description).png(scale: 4, quietZone: 4)
+                            try OutputFile.write(png, to: aztec, kind: .data, force: force)
+                        }
+                        try Output.line(token.description)
+                    } catch {
+                        // Minted but never delivered: counted, so pay status shows it.
+                        try? await sdk.recordWastedToken()
+                        throw CLIError(message: "a token was minted but could not be written, and is wasted: \((error as? CLIError)?.message ?? "\(error)")", status: 2)
                     }
-                    print(token)
                 }
             } catch let error as WhitelabelPayError where error.code == .offlineTokenLimitReached {
                 throw CLIError(message: "offlineTokenLimitReached: \(error.reason)", status: 3)
@@ -202,11 +231,9 @@ struct PayCommand: AsyncParsableCommand {
             let enrolmentToken = try enrolment.map { text throws in try EnrolmentToken(parsing: text, allowLegacyTenant: true) }
             let clock = now.map { t in WhitelabelPayClock { t } } ?? .system
             try await backend.withStore { store in
-                let verifier = {
-                    var verifier = PaymentTokenVerifier(store: store, lifetime: lifetime, skew: skew, clock: clock)
-                    verifier.requiresOfflineGrant = requireGrant
-                    return verifier
-                }()
+                var strict = try PaymentTokenVerifier(store: store, lifetime: lifetime, skew: skew, clock: clock)
+                strict.requiresOfflineGrant = requireGrant
+                let verifier = strict
                 let check = { @Sendable (text: String, attempt: String?) async throws(WhitelabelPayError) -> VerifiedPaymentToken in
                     if let enrolmentToken { return try await verifier.verify(text, enrolment: enrolmentToken, attempt: attempt) }
                     return try await verifier.verify(text, deviceID: device ?? "", attempt: attempt)
@@ -216,7 +243,7 @@ struct PayCommand: AsyncParsableCommand {
                     do throws(WhitelabelPayError) { verified = try await check(token ?? "", attempt) } catch {
                         throw CLIError(message: "\(error)", status: error.code == .storeFailure ? 2 : 1)
                     }
-                    print(try Self.line(for: verified))
+                    try Output.line(try Self.line(for: verified))
                     return
                 }
                 while let line = readLine() {
@@ -226,17 +253,16 @@ struct PayCommand: AsyncParsableCommand {
                     do throws(WhitelabelPayError) { verified = try await check(text, lineAttempt) } catch {
                         // A store failure stops the run: that token's answer is unknown.
                         if error.code == .storeFailure { throw CLIError(message: "\(error)", status: 2) }
-                        Self.emit(String(decoding: try JSONSerialization.data(
+                        try Output.line(String(decoding: try JSONSerialization.data(
                             withJSONObject: ["valid": false, "token": text, "error": "\(error.code)"], options: [.sortedKeys]), as: UTF8.self))
                         continue
                     }
-                    Self.emit(try Self.line(for: verified))
+                    // An accepted token whose answer cannot be written stops the run
+                    // (exit 2): a retry with the same attempt is accepted again.
+                    try Output.line(try Self.line(for: verified))
                 }
             }
         }
-
-        /// One line to standard output, unbuffered: a line out is an answer given.
-        static func emit(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
         static func line(for verified: VerifiedPaymentToken) throws -> String {
             let object: [String: Any] = [

@@ -13,6 +13,8 @@ struct TokenMintCommand: AsyncParsableCommand {
         subcommands: [Keygen.self, Pubkey.self, Sign.self, Verify.self, JWKCommand.self, JWTCommand.self, AztecCommand.self, PayCommand.self, FIDO2Command.self, AuthCommand.self, Vectors.self, Demo.self])
 
     static func main() async {
+        // A closed pipe is a write error to report, not a silent death.
+        signal(SIGPIPE, SIG_IGN)
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
@@ -20,14 +22,16 @@ struct TokenMintCommand: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+            // Whatever was printed must have reached standard output.
+            try Output.flush()
         } catch let error as CLIError {
-            FileHandle.standardError.write(Data("tokenmint: \(error.message)\n".utf8))
+            report(error.message)
             Foundation.exit(error.status)
         } catch let error as WhitelabelPayError {
-            FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
+            report("\(error)")
             Foundation.exit(error.code == .offlineTokenLimitReached ? 3 : 2)
         } catch let error where isLibraryError(error) {
-            FileHandle.standardError.write(Data("tokenmint: \(error)\n".utf8))
+            report("\(error)")
             Foundation.exit(2)
         } catch {
             let code = exitCode(for: error)
@@ -42,11 +46,18 @@ struct TokenMintCommand: AsyncParsableCommand {
     }
 }
 
+/// Prints `tokenmint: <message>` on standard error, with anything that
+/// could drive a terminal or forge a line escaped (messages quote tokens,
+/// origins and key IDs an attacker chose).
+func report(_ message: String) {
+    FileHandle.standardError.write(Data("tokenmint: \(SafeText.escaped(message))\n".utf8))
+}
+
 /// Whether `error` is one of the library's typed errors (reported as
 /// `tokenmint: <error>`, exit 2) rather than an argument-parsing one.
 func isLibraryError(_ error: any Error) -> Bool {
     error is CryptoError || error is JOSEError || error is AztecError || error is AuthError || error is WebAuthnError
-        || error is StoreError || error is JSONError
+        || error is StoreError || error is JSONError || error is CBORError
 }
 
 /// An error the CLI reports with its own exit status.
@@ -96,15 +107,14 @@ func readFile(_ path: String, limit: Int = 16 << 20) throws -> Data {
     return data
 }
 
-/// Writes `text` to `path` with mode 0600 (keys), or to stdout when `path` is nil.
-func writeOutput(_ text: String, to path: String?) throws {
+/// Writes a secret `text` to `path` (mode 0600 from the first byte, never
+/// over an existing file without `force`), or to stdout when `path` is nil.
+func writeOutput(_ text: String, to path: String?, force: Bool = false) throws {
     guard let path else {
-        print(text, terminator: text.hasSuffix("\n") ? "" : "\n")
+        try Output.write(text.hasSuffix("\n") ? text : text + "\n")
         return
     }
-    let created = FileManager.default.createFile(
-        atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
-    guard created else { throw CLIError(message: "cannot write \(path)") }
+    try OutputFile.write(Array(text.utf8), to: path, kind: .secret, force: force)
 }
 
 /// The message given by `--hex` or `--in`.

@@ -29,7 +29,7 @@ extension PayCommand {
     struct Verifier: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "The cash-desk verifier's store: schema, enrolled devices, offline grants.",
-            subcommands: [Migrate.self, Enrol.self, Grant.self])
+            subcommands: [Migrate.self, Enrol.self, Grant.self, Issue.self])
 
         struct Migrate: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
@@ -74,6 +74,21 @@ extension PayCommand {
                     try await PaymentTokenVerifier(store: store, clock: .system).grantOfflineAllowance(deviceID: device, count: count, window: window)
                 }
                 print(#"{"device":"\#(grant.deviceID)","first":\#(grant.first),"count":\#(grant.count),"notAfter":\#(grant.notAfter)}"#)
+            }
+        }
+
+        struct Issue: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Issue an online unsigned part to an enrolled device (one token; `pay mint --unsigned` signs it).")
+            @OptionGroup var backend: VerifierBackendOptions
+            @Option(help: "The device ID.") var device: String
+            @Option(help: "The payment means ID.") var means: String
+            @Option(help: "Seconds the part stays usable.") var window: Int64 = 600
+            func run() async throws {
+                let part = try await backend.withStore { store in
+                    try await PaymentTokenVerifier(store: store, clock: .system).issueOnlinePart(deviceID: device, paymentMeansID: means, window: window)
+                }
+                print(part)
             }
         }
     }

@@ -290,6 +290,7 @@ final class FullDiskStore: KeyValueStore, @unchecked Sendable {
         get { lock.withLock { full } }
         set { lock.withLock { full = newValue } }
     }
+    var identity: [UInt8] { inner.identity }
 
     final class Transaction: StoreTransaction {
         let inner: any StoreTransaction

@@ -170,7 +170,7 @@ struct VerifierStoreTests {
         let (sdk, enrolment) = try await Self.device(limit: 0)
         var tokens: [String] = []
         for _ in 0..<count { tokens.append(try await sdk.getPaymentToken().description) }
-        let verifiers = stores.map { PaymentTokenVerifier(store: $0, lifetime: 86_400, clock: .system) }
+        let verifiers = try stores.map { try PaymentTokenVerifier(store: $0, lifetime: 86_400, clock: .system) }
         let tokenList = tokens
         let accepted = try await withThrowingTaskGroup(of: [Int].self) { group in
             for verifier in verifiers {
@@ -201,9 +201,9 @@ struct VerifierStoreTests {
         try await sdk.markOffline()
         var offline: [String] = []
         for _ in 0..<4 { offline.append(try await sdk.getPaymentToken().description) }
-        var strict = PaymentTokenVerifier(store: stores[0], lifetime: 600, clock: .system)
+        var strict = try PaymentTokenVerifier(store: stores[0], lifetime: 600, clock: .system)
         strict.requiresOfflineGrant = true
-        let other = PaymentTokenVerifier(store: stores[1], lifetime: 600, clock: .system)
+        let other = try PaymentTokenVerifier(store: stores[1], lifetime: 600, clock: .system)
         let deviceID = PaymentTokenVerifier.deviceID(of: enrolment)
         await expectPay(.deviceNotEnrolled) { _ = try await strict.verify(offline[0], deviceID: deviceID) }
         try await strict.enrol(enrolment)

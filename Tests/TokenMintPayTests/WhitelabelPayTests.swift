@@ -87,7 +87,7 @@ struct WhitelabelPayTests {
         #expect(parts[3].count == 88 && parts[3].hasSuffix("=="))
         #expect(enrolment.publicKey.isValidSignature(token.signature, for: Array("\(parts[1])/\(parts[2])".utf8)))
         #expect(try PaymentToken(parsing: text) == token)
-        let verifier = PaymentTokenVerifier(store: store, clock: clock.clock)
+        let verifier = try PaymentTokenVerifier(store: store, clock: clock.clock)
         _ = try await verifier.verify(text, enrolment: enrolment)
         await expectPay(.replayedToken) { _ = try await verifier.verify(text, enrolment: enrolment) }
         // The unpadded spelling of the same token is the same token.
@@ -174,7 +174,7 @@ struct WhitelabelPayTests {
         let clock = ManualClock(1_763_776_800)
         let (sdk, store, _) = try Self.make(clock: clock)
         let enrolment = try await Self.activate(sdk)
-        let verifier = PaymentTokenVerifier(store: store, lifetime: 600, skew: 30, clock: clock.clock)
+        let verifier = try PaymentTokenVerifier(store: store, lifetime: 600, skew: 30, clock: clock.clock)
         let text = try await sdk.getPaymentToken().description
         var chars = Array(text)
         chars[chars.count - 10] = chars[chars.count - 10] == "A" ? "B" : "A"

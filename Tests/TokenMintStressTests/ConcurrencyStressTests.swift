@@ -65,7 +65,7 @@ struct ConcurrencyStressTests {
         try await sdk.addPaymentMeans("card-1")
         try await sdk.markOffline()
         let ledger = try SQLiteStore(path: dir + "/ledger.sqlite", masterKey: .key(SecureBytes(randomCount: 32)))
-        let verifier = PaymentTokenVerifier(store: ledger, clock: .system)
+        let verifier = try PaymentTokenVerifier(store: ledger, clock: .system)
         let payTokens = Recorder<String>()
         let payVerifications = Recorder<Verification>()
 

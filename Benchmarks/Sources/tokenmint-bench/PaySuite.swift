@@ -10,7 +10,7 @@ import TokenMintStore
 enum PaySuite {
     /// A store that accepts every token: the verifier's own cost.
     struct NoLedger: VerifierStore {
-        func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?) throws(StoreError) -> Bool { true }
+        func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?, spending slot: [UInt8]?) throws(StoreError) -> Bool { true }
         func prune(expiredBefore time: Int64) throws(StoreError) -> Int { 0 }
         func enrolDevice(_ deviceID: String, record: [UInt8]) throws(StoreError) {}
         func deviceRecord(_ deviceID: String) throws(StoreError) -> [UInt8]? { nil }
@@ -18,6 +18,8 @@ enum PaySuite {
             OfflineGrant(deviceID: deviceID, first: 1, count: count, notAfter: notAfter)
         }
         func offlineGrant(_ deviceID: String, containing counter: Int64) throws(StoreError) -> OfflineGrant? { nil }
+        func issueOnlinePart(_ deviceID: String, part: String, notAfter: Int64) throws(StoreError) {}
+        func onlinePart(_ deviceID: String, part: String) throws(StoreError) -> Int64? { nil }
     }
 
     final class Pool: @unchecked Sendable {
@@ -70,9 +72,9 @@ enum PaySuite {
             try await memory.markOffline()
             return tokens
         })
-        let noLedger = PaymentTokenVerifier(store: NoLedger(), lifetime: 86_400, clock: .system)
-        let memoryLedger = PaymentTokenVerifier(store: InMemoryStore(), lifetime: 86_400, clock: .system)
-        let sqliteLedger = PaymentTokenVerifier(
+        let noLedger = try PaymentTokenVerifier(store: NoLedger(), lifetime: 86_400, clock: .system)
+        let memoryLedger = try PaymentTokenVerifier(store: InMemoryStore(), lifetime: 86_400, clock: .system)
+        let sqliteLedger = try PaymentTokenVerifier(
             store: try SQLiteStore(path: directory + "/ledger.sqlite", masterKey: .key(SecureBytes(randomCount: 32))),
             lifetime: 86_400, clock: .system)
         let sample = pool.tokens[0]

@@ -80,10 +80,10 @@ enum VerifierScaleSuite {
         postgres.maximumConnections = 16
         var rows: [Row] = []
         let sqlite = try SQLiteStore(path: directory + "/scale-ledger.sqlite", masterKey: .key(SecureBytes(randomCount: 32)))
-        let sqliteVerifier = PaymentTokenVerifier(store: sqlite, lifetime: 86_400, clock: .system)
+        let sqliteVerifier = try PaymentTokenVerifier(store: sqlite, lifetime: 86_400, clock: .system)
         rows += try await PostgresVerifierStore.withStore(postgres) { store in
             try await store.migrate()
-            let verifier = PaymentTokenVerifier(store: store, lifetime: 86_400, clock: .system)
+            let verifier = try PaymentTokenVerifier(store: store, lifetime: 86_400, clock: .system)
             var out: [Row] = []
             for (n, level) in levels.enumerated() {
                 progress("verifier scale-out: PostgreSQL ledger, \(level) verifiers")

@@ -30,7 +30,7 @@ func preparePayFixtures() {
     payEnrolment = EnrolmentToken(tenant: "fuzz", publicKey: key.publicKey, referenceID: "00000000-0000-4000-8000-000000000000")
     // A clock at the seeds' time, and a ledger that forgets nothing: a token
     // that verifies once must be refused the second time.
-    payVerifier = PaymentTokenVerifier(store: InMemoryStore(), lifetime: 600, skew: 30, clock: WhitelabelPayClock { 1_800_000_000 })
+    payVerifier = try? PaymentTokenVerifier(store: InMemoryStore(), lifetime: 600, skew: 30, clock: WhitelabelPayClock { 1_800_000_000 })
 }
 
 /// WhitelabelPay enrolment and payment tokens: parsing, the canonical form
