@@ -100,7 +100,7 @@ let package = Package(
 
         .testTarget(
             name: "TokenMintPayTests",
-            dependencies: ["TokenMintPay", "TokenMintStore", "TokenMintCrypto"] + (withPostgres ? ["TokenMintPostgres"] : []),
+            dependencies: ["TokenMintPay", "TokenMintStore", "TokenMintCrypto", "CSQLite"] + (withPostgres ? ["TokenMintPostgres"] : []),
             swiftSettings: strictSettings),
         .testTarget(
             name: "TokenMintCBORTests",

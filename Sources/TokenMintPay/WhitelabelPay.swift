@@ -99,24 +99,13 @@ public actor WhitelabelPay {
         logger.logLevel = configuration.debug ? .debug : .critical
         self.logger = logger
         try WhitelabelPay.storeCall(store) { tx in
-            guard var record = try WhitelabelPay.loadRecord(tx, store: store) else {
-                // A new store. A device key without its record means the record was removed.
-                guard try tx.secret(Name.deviceKey) == nil else {
-                    throw WhitelabelPayError(.tampered, "the device state is missing beside an existing device key")
-                }
-                let record = DeviceRecord(store: try WhitelabelPay.identity(of: store), environment: configuration.environment.rawValue,
-                                          offlineLimit: configuration.offlineTokenLimit)
-                try WhitelabelPay.saveRecord(record, tx)
-                return
-            }
+            var record = try WhitelabelPay.currentRecord(tx, store: store, configuration: configuration)
             if record.environment != configuration.environment.rawValue {
                 throw WhitelabelPayError(.invalidConfiguration,
                     "the store belongs to the \(record.environment) environment; reset() before switching to \(configuration.environment.rawValue)")
             }
-            if record.offlineLimit != configuration.offlineTokenLimit {
-                record.offlineLimit = configuration.offlineTokenLimit
-                try WhitelabelPay.saveRecord(record, tx)
-            }
+            record.offlineLimit = configuration.offlineTokenLimit
+            try WhitelabelPay.saveRecord(record, tx)
         }
         logger.info("opened", metadata: ["environment": "\(configuration.environment.rawValue)"])
     }
@@ -163,6 +152,17 @@ public actor WhitelabelPay {
         return record
     }
 
+    /// The record, or a new one for a new (or reset) store: one without a
+    /// device key. A device key without its record means the record was removed.
+    static func currentRecord(_ tx: any StoreTransaction, store: any KeyValueStore, configuration: WhitelabelPayConfiguration) throws -> DeviceRecord {
+        if let record = try loadRecord(tx, store: store) { return record }
+        guard try tx.secret(Name.deviceKey) == nil else {
+            throw WhitelabelPayError(.tampered, "the device state is missing beside an existing device key")
+        }
+        return DeviceRecord(store: try identity(of: store), environment: configuration.environment.rawValue,
+                            offlineLimit: configuration.offlineTokenLimit)
+    }
+
     static func saveRecord(_ record: DeviceRecord, _ tx: any StoreTransaction) throws {
         let data = try JSONEncoder().encode(record)
         try tx.setSecret(Name.device, SecureBytes(data))
@@ -170,22 +170,15 @@ public actor WhitelabelPay {
 
     /// Reads the record in a transaction of its own.
     func record() throws(WhitelabelPayError) -> DeviceRecord {
-        let store = self.store
-        return try transaction { tx in
-            guard let record = try WhitelabelPay.loadRecord(tx, store: store) else {
-                throw WhitelabelPayError(.tampered, "the device state was removed")
-            }
-            return record
-        }
+        let (store, configuration) = (self.store, self.configuration)
+        return try transaction { tx in try WhitelabelPay.currentRecord(tx, store: store, configuration: configuration) }
     }
 
     /// Changes the record in one transaction; `body` may also use the transaction.
     func update<T>(_ body: (inout DeviceRecord, any StoreTransaction) throws -> T) throws(WhitelabelPayError) -> T {
-        let store = self.store
+        let (store, configuration) = (self.store, self.configuration)
         return try transaction { tx in
-            guard var record = try WhitelabelPay.loadRecord(tx, store: store) else {
-                throw WhitelabelPayError(.tampered, "the device state was removed")
-            }
+            var record = try WhitelabelPay.currentRecord(tx, store: store, configuration: configuration)
             let result = try body(&record, tx)
             try WhitelabelPay.saveRecord(record, tx)
             return result
@@ -258,9 +251,9 @@ public actor WhitelabelPay {
 
     func deviceKey() throws(WhitelabelPayError) -> Ed25519.PrivateKey {
         if let cachedKey { return cachedKey }
-        let store = self.store
+        let (store, configuration) = (self.store, self.configuration)
         let key = try transaction { tx -> Ed25519.PrivateKey in
-            guard let record = try WhitelabelPay.loadRecord(tx, store: store) else { throw WhitelabelPayError(.tampered, "the device state was removed") }
+            let record = try WhitelabelPay.currentRecord(tx, store: store, configuration: configuration)
             guard let seed = try tx.secret(Name.deviceKey) else {
                 if record.deviceKey != nil { throw WhitelabelPayError(.tampered, "the device key was removed") }
                 throw WhitelabelPayError(.deviceNotEnrolled, "no device key: call getEnrolmentToken() first")
@@ -522,12 +515,6 @@ public actor WhitelabelPay {
         cachedMeans = nil
         cachedState = nil
         do { try store.reset() } catch { throw WhitelabelPayError(.storeFailure, error.description) }
-        let store = self.store
-        let configuration = self.configuration
-        try transaction { tx in
-            try WhitelabelPay.saveRecord(DeviceRecord(store: try WhitelabelPay.identity(of: store), environment: configuration.environment.rawValue,
-                                                      offlineLimit: configuration.offlineTokenLimit), tx)
-        }
         logger.info("reset")
     }
 

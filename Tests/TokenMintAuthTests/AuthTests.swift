@@ -374,3 +374,41 @@ struct AuthFullDiskTests {
         _ = try await issuer.refresh(try #require(next.refreshToken))
     }
 }
+
+/// Regressions for passkey registration attacks of the adversarial review.
+@Suite("Attacks on passkey registration")
+struct PasskeyAttackTests {
+    @Test("a credential ID registered already is refused, for the same account and for another; nothing is replaced")
+    func duplicateCredentialID() async throws {
+        let f = try await AuthTests.fixture()
+        let victim = try await f.issuer.elevationChallenge(account: AuthTests.accountA.uuidString.lowercased())
+        // The attacker's own key under the victim's credential ID.
+        let attacker = RegisteredCredential(credentialID: f.credentialA, publicKey: COSEKey(Ed25519.PrivateKey().publicKey), signCount: 0,
+                                            backupEligible: false, backupState: false, userVerified: false, attestationFormat: "none", aaguid: [])
+        for account in [AuthTests.accountB, AuthTests.accountA] {
+            do {
+                try await f.issuer.registerPasskey(account: account.uuidString.lowercased(), credential: attacker)
+                Issue.record("a known credential ID was registered again")
+            } catch let error as AuthError {
+                #expect(error.code == .credentialExists)
+            }
+        }
+        // The victim's own authenticator still steps up.
+        let assertion = try await AuthTests.assertion(f, credential: f.credentialA, challenge: victim)
+        _ = try await f.issuer.elevate(account: AuthTests.accountA.uuidString.lowercased(), clientID: "desk", credentialID: f.credentialA,
+                                       clientDataJSON: assertion.clientDataJSON, authenticatorData: assertion.authenticatorData, signature: assertion.signature)
+    }
+
+    @Test("a 1,023-byte credential ID (the WebAuthn maximum) is stored")
+    func longCredentialID() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tokenmint-long-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let issuer = try LocalTokenIssuer(store: try SQLiteStore(path: dir + "/a.sqlite", masterKey: .key(SecureBytes(randomCount: 32))),
+                                          issuer: "https://auth.example", audience: "https://api.example",
+                                          relyingParty: RelyingPartyPolicy(rpID: AuthTests.rp, origins: [AuthTests.origin]))
+        let credential = RegisteredCredential(credentialID: SecureRandom.bytes(count: 1023), publicKey: COSEKey(Ed25519.PrivateKey().publicKey),
+                                              signCount: 0, backupEligible: false, backupState: false, userVerified: false,
+                                              attestationFormat: "none", aaguid: [])
+        try await issuer.registerPasskey(account: AuthTests.accountA.uuidString.lowercased(), credential: credential)
+    }
+}

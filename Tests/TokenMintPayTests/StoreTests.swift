@@ -117,13 +117,13 @@ struct StoreTests {
             try tx.setValue("v", [2])
             try tx.setCounter("c", 7)
         }
-        #expect(try store.recordOnce([1, 2, 3], expiresAt: 100, attempt: nil))
+        #expect(try store.recordOnce([1, 2, 3], expiresAt: 100, attempt: nil, spending: nil))
         try store.reset()
         let (k, v, c) = try store.transaction { tx in (try tx.secret("k"), try tx.value("v"), try tx.counter("c")) }
         #expect(k == nil)
         #expect(v == nil)
         #expect(c == 0)
-        #expect(try store.recordOnce([1, 2, 3], expiresAt: 100, attempt: nil))
+        #expect(try store.recordOnce([1, 2, 3], expiresAt: 100, attempt: nil, spending: nil))
     }
 
     @Test("the ledger accepts an identifier once, also under concurrency; pruning frees it")
@@ -131,13 +131,13 @@ struct StoreTests {
         let dir = try temporaryDirectory()
         let store = try SQLiteStore(path: dir + "/l.sqlite", masterKey: .key(SecureBytes(randomCount: 32)))
         let accepted = await withTaskGroup(of: Int.self) { group in
-            for _ in 0..<16 { group.addTask { (try? store.recordOnce([7, 7, 7], expiresAt: 50, attempt: nil)) == true ? 1 : 0 } }
+            for _ in 0..<16 { group.addTask { (try? store.recordOnce([7, 7, 7], expiresAt: 50, attempt: nil, spending: nil)) == true ? 1 : 0 } }
             return await group.reduce(0, +)
         }
         #expect(accepted == 1)
         #expect(try store.prune(expiredBefore: 51) == 1)
-        #expect(try store.recordOnce([7, 7, 7], expiresAt: 50, attempt: nil))
-        expectStore(.invalidArgument) { _ = try store.recordOnce([], expiresAt: 1, attempt: nil) }
+        #expect(try store.recordOnce([7, 7, 7], expiresAt: 50, attempt: nil, spending: nil))
+        expectStore(.invalidArgument) { _ = try store.recordOnce([], expiresAt: 1, attempt: nil, spending: nil) }
     }
 
     @Test("XChaCha20-Poly1305 seals bind the associated data")
