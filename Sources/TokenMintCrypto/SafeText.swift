@@ -6,12 +6,14 @@
 /// nor hide text. Everything else, including non-ASCII letters, is kept.
 public enum SafeText {
     /// `text` with every character that could change how a terminal or a log
-    /// shows it escaped.
-    public static func escaped(_ text: some StringProtocol) -> String {
+    /// shows it escaped. With `backslashes` false a backslash is kept as it
+    /// is: for text that may hold escapes made here already (a message
+    /// printed once more), so they are not doubled.
+    public static func escaped(_ text: some StringProtocol, backslashes: Bool = true) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {
-            if scalar == "\\" {
+            if scalar == "\\", backslashes {
                 out += "\\\\"
             } else if needsEscape(scalar) {
                 out += "\\u{" + String(scalar.value, radix: 16) + "}"

@@ -104,8 +104,10 @@ public actor WhitelabelPay {
                 throw WhitelabelPayError(.invalidConfiguration,
                     "the store belongs to the \(record.environment) environment; reset() before switching to \(configuration.environment.rawValue)")
             }
+            // Written only when new or changed: a store on read-only media still opens.
+            let stored = try WhitelabelPay.loadRecord(tx, store: store)
             record.offlineLimit = configuration.offlineTokenLimit
-            try WhitelabelPay.saveRecord(record, tx)
+            if record != stored { try WhitelabelPay.saveRecord(record, tx) }
         }
         logger.info("opened", metadata: ["environment": "\(configuration.environment.rawValue)"])
     }

@@ -50,7 +50,7 @@ struct TokenMintCommand: AsyncParsableCommand {
 /// could drive a terminal or forge a line escaped (messages quote tokens,
 /// origins and key IDs an attacker chose).
 func report(_ message: String) {
-    FileHandle.standardError.write(Data("tokenmint: \(SafeText.escaped(message))\n".utf8))
+    FileHandle.standardError.write(Data("tokenmint: \(SafeText.escaped(message, backslashes: false))\n".utf8))
 }
 
 /// Whether `error` is one of the library's typed errors (reported as
