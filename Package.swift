@@ -1,16 +1,20 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 import PackageDescription
 import Foundation
 
-// TOKENMINT_NO_POSTGRES=1 leaves TokenMintPostgres (and postgres-nio, NIO,
-// BoringSSL) out of the build: the test command's sanitizer runs use it to
-// stay within CI's time, and the CLI then has no --postgres option.
-let withPostgres = ProcessInfo.processInfo.environment["TOKENMINT_NO_POSTGRES"] == nil
-
+// Optional parts are package traits, off by default, so a library user
+// neither fetches nor compiles what they do not use:
+//   Postgres        TokenMintPostgres (postgres-nio, SwiftNIO, BoringSSL) and
+//                   the CLI's --postgres options
+//   StrictWarnings  every warning in TokenMint's own targets is an error
+//                   (the test command turns it on; dependencies are untouched)
+// `swift build --traits Postgres,StrictWarnings`; a consumer names them on its
+// `.package(…, traits: ["Postgres"])` line.
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    .treatAllWarnings(as: .error, .when(traits: ["StrictWarnings"])),
 ]
 
 let package = Package(
@@ -26,11 +30,19 @@ let package = Package(
         .library(name: "TokenMintCBOR", targets: ["TokenMintCBOR"]),
         .library(name: "TokenMintWebAuthn", targets: ["TokenMintWebAuthn"]),
         .library(name: "TokenMintAuth", targets: ["TokenMintAuth"]),
+        // The verifier store on PostgreSQL; empty unless the Postgres trait is on.
+        .library(name: "TokenMintPostgres", targets: ["TokenMintPostgres"]),
         .executable(name: "tokenmint", targets: ["tokenmint"]),
+    ],
+    traits: [
+        .trait(name: "Postgres", description: "TokenMintPostgres: the payment verifier's store on PostgreSQL (postgres-nio), and the CLI's --postgres options."),
+        .trait(name: "StrictWarnings", description: "Treat every warning in TokenMint's own targets as an error."),
+        .default(enabledTraits: []),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
     ],
     targets: [
         // System libraries. Each has a module map and a shim header.
@@ -86,6 +98,14 @@ let package = Package(
             dependencies: ["TokenMintCrypto", "TokenMintJOSE", "TokenMintAztec", "TokenMintStore", "TokenMintPay", "TokenMintCBOR", "TokenMintWebAuthn", "TokenMintAuth"],
             swiftSettings: strictSettings),
         .target(
+            name: "TokenMintPostgres",
+            dependencies: [
+                "TokenMintStore",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings),
+        .target(
             name: "TokenMintVectors",
             dependencies: ["TokenMintCrypto", "TokenMintJOSE", "TokenMintAztec"],
             swiftSettings: strictSettings),
@@ -94,13 +114,17 @@ let package = Package(
             dependencies: [
                 "TokenMint",
                 "TokenMintVectors",
+                .target(name: "TokenMintPostgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings),
 
         .testTarget(
             name: "TokenMintPayTests",
-            dependencies: ["TokenMintPay", "TokenMintStore", "TokenMintCrypto", "CSQLite"] + (withPostgres ? ["TokenMintPostgres"] : []),
+            dependencies: [
+                "TokenMintPay", "TokenMintStore", "TokenMintCrypto", "CSQLite",
+                .target(name: "TokenMintPostgres", condition: .when(traits: ["Postgres"])),
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "TokenMintCBORTests",
@@ -134,15 +158,8 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-if withPostgres {
-    // The payment verifier's store on PostgreSQL, for many verifiers at
-    // once. Its own product: only those who use it fetch postgres-nio.
-    package.products.append(.library(name: "TokenMintPostgres", targets: ["TokenMintPostgres"]))
-    package.dependencies.append(.package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"))
-    package.targets.append(
-        .target(
-            name: "TokenMintPostgres",
-            dependencies: ["TokenMintStore", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")],
-            swiftSettings: strictSettings))
-    package.targets.first { $0.name == "tokenmint" }?.dependencies.append("TokenMintPostgres")
+// `swift package generate-documentation` needs the DocC plugin; only the
+// documentation build fetches it (TOKENMINT_DOCS=1, as scripts/docs sets it).
+if ProcessInfo.processInfo.environment["TOKENMINT_DOCS"] != nil {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.4.0"))
 }

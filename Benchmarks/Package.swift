@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 // The benchmark is its own package: its peers (swift-crypto, jwt-kit) are
@@ -7,7 +7,7 @@ let package = Package(
     name: "TokenMintBenchmarks",
     platforms: [.macOS(.v13)],
     dependencies: [
-        .package(name: "TokenMint", path: ".."),
+        .package(name: "TokenMint", path: "..", traits: ["Postgres"]),
         .package(url: "https://github.com/apple/swift-crypto.git", "4.1.0"..<"5.0.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),

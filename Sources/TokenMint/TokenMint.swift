@@ -10,5 +10,5 @@
 /// TokenMint's version.
 public enum TokenMintVersion {
     /// The semantic version of this release.
-    public static let string = "0.1.0"
+    public static let string = "0.2.0"
 }

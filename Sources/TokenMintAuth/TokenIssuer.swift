@@ -1,4 +1,4 @@
-public import TokenMintCrypto
+import TokenMintCrypto
 public import TokenMintJOSE
 public import TokenMintStore
 public import TokenMintWebAuthn

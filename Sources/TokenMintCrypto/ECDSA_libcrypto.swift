@@ -107,11 +107,17 @@ public enum ECDSA {
 
         /// Parses r‖s. Exactly two scalars of the curve's size; r and s in [1, n−1].
         public init(rawRepresentation raw: some DataProtocol, curve: Curve) throws(CryptoError) {
-            try self.init(rawRepresentation: Array(raw), curve: curve)
+            try self.init(p1363: Array(raw), curve: curve)
         }
 
         /// Parses r‖s (the non-generic entry point).
         public init(rawRepresentation bytes: [UInt8], curve: Curve) throws(CryptoError) {
+            try self.init(p1363: bytes, curve: curve)
+        }
+
+        /// Parses r‖s. Named apart from the public initializers: a generic
+        /// one calling `init(rawRepresentation:)` with an array bound to itself.
+        init(p1363 bytes: [UInt8], curve: Curve) throws(CryptoError) {
             let size = curve.scalarByteCount
             guard bytes.count == 2 * size else {
                 throw .invalidSignature("\(curve) signature must be \(2 * size) bytes (r‖s), got \(bytes.count)")

@@ -24,7 +24,7 @@ public enum SafeText {
         return out
     }
 
-    /// Whether `text` would be changed by ``escaped(_:)`` (the common case,
+    /// Whether `text` would be changed by ``escaped(_:backslashes:)`` (the common case,
     /// plain text, costs one scan and no copy).
     public static func isPlain(_ text: some StringProtocol) -> Bool {
         !text.unicodeScalars.contains { $0 == "\\" || needsEscape($0) }

@@ -1,4 +1,4 @@
-public import TokenMintCrypto
+import TokenMintCrypto
 
 /// A JWT signer and verifier whose keys rotate while it is in use.
 ///

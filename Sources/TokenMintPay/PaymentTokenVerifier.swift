@@ -1,4 +1,4 @@
-public import TokenMintCrypto
+import TokenMintCrypto
 public import TokenMintStore
 
 /// A payment token that verified.
@@ -21,7 +21,7 @@ public struct VerifiedPaymentToken: Sendable {
 /// a device, however tampered, is then never accepted for more offline tokens
 /// than its grants hold.
 ///
-/// The state lives in a ``VerifierStore``: ``SQLiteStore`` on one machine,
+/// The state lives in a `VerifierStore`: `SQLiteStore` on one machine,
 /// `PostgresVerifierStore` (product `TokenMintPostgres`) when many verifiers
 /// share it. A token is accepted once, whichever verifier sees it.
 public struct PaymentTokenVerifier: Sendable {

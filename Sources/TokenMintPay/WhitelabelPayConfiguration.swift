@@ -37,7 +37,15 @@ public struct WhitelabelPayConfiguration: Sendable {
     public let tokenLifetime: Int64
 
     /// Validates and creates a configuration.
-    /// - Parameter allowLegacyTenantCodes: accept the 3-character tenant codes older Android SDKs used.
+    /// - Parameters:
+    ///   - tenantID: The tenant, a UUID string.
+    ///   - referenceID: The device installation, a UUID string.
+    ///   - environment: The backend environment; switching it needs a reset.
+    ///   - authorizedParty: The `azp` the backend's JWTs carry, if any.
+    ///   - debug: Whether the SDK writes a debug log (see `exportLogs()`).
+    ///   - offlineTokenLimit: Tokens that may be minted offline (0 to 100,000).
+    ///   - tokenLifetime: How long a payment token is valid, in seconds (30 s to a day).
+    ///   - allowLegacyTenantCodes: Accept the 3-character tenant codes older Android SDKs used.
     public init(
         tenantID: String, referenceID: String, environment: WhitelabelPayEnvironment = .production,
         authorizedParty: String? = nil, debug: Bool = false, offlineTokenLimit: Int = 10, tokenLifetime: Int64 = 600,

@@ -1,3 +1,4 @@
+#if Postgres
 import TokenMintStore
 internal import PostgresNIO
 
@@ -227,7 +228,7 @@ struct GrantLookup: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode((Int64, Int64, Int64).self) }
 }
 
-/// PostgreSQL failures as ``StoreError``s.
+/// PostgreSQL failures as `StoreError`s.
 enum PostgresErrors {
     static func storeError(_ error: any Error, _ what: String) -> StoreError {
         if error is CancellationError { return StoreError(.timeout, "\(what): cancelled") }
@@ -259,3 +260,4 @@ enum PostgresErrors {
         }
     }
 }
+#endif

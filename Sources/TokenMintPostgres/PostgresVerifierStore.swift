@@ -1,11 +1,12 @@
+#if Postgres
 public import TokenMintStore
 public import Logging
 internal import PostgresNIO
 import Foundation
 
-/// A ``VerifierStore`` on a PostgreSQL server, shared by any number of
+/// A `VerifierStore` on a PostgreSQL server, shared by any number of
 /// verifier processes: the replay ledger is a table with a primary key
-/// (insert-once with `ON CONFLICT DO NOTHING`), a device's offline grants are
+/// (insert-once decided by the primary key with `ON CONFLICT`), a device's offline grants are
 /// taken with one `UPDATE … RETURNING` under the row lock, so no token is
 /// accepted twice and no counter value is granted twice, whichever server
 /// asks.
@@ -13,7 +14,7 @@ import Foundation
 /// Connections come from a pool (postgres-nio's `PostgresClient`), which
 /// runs while ``run()`` runs; ``withStore(_:logger:_:)`` does that around a
 /// closure. Every call has a time limit (the server's `statement_timeout`
-/// and the client's own), and every failure is a typed ``StoreError``:
+/// and the client's own), and every failure is a typed `StoreError`:
 /// `unavailable` when the server cannot be reached or the connection broke,
 /// `timeout`, `diskFull`, `readOnly`, `busy`, `conflict`, `databaseFailure`.
 /// A call that throws may still have committed on the server (the answer
@@ -212,7 +213,7 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
     // MARK: Limits and errors
 
     /// Runs `body` with the client, within the time limit, mapping every
-    /// failure to a ``StoreError``.
+    /// failure to a `StoreError`.
     func bounded<T: Sendable>(
         _ what: String, limit: Duration? = nil, _ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T
     ) async throws(StoreError) -> T {
@@ -298,3 +299,4 @@ public struct PostgresConfiguration: Sendable, Hashable, CustomStringConvertible
         }
     }
 }
+#endif

@@ -1,4 +1,4 @@
-public import TokenMintCrypto
+import TokenMintCrypto
 import Foundation
 
 /// A store that lives in memory: same semantics as ``SQLiteStore`` (all or

@@ -1,4 +1,4 @@
-public import TokenMintCrypto
+import TokenMintCrypto
 public import TokenMintCBOR
 
 /// authenticatorData (W3C WebAuthn L3 §6.1): rpIdHash ‖ flags ‖ signCount

@@ -1,5 +1,5 @@
 public import TokenMintCrypto
-public import TokenMintCBOR
+import TokenMintCBOR
 
 /// The COSE algorithms WebAuthn credentials use here.
 public enum COSEAlgorithm: Int64, Sendable, Hashable, CaseIterable {

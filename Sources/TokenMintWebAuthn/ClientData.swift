@@ -1,4 +1,4 @@
-public import TokenMintCrypto
+import TokenMintCrypto
 import TokenMintJOSE
 
 /// The client data a browser signs over (W3C WebAuthn Level 3 §5.8.1).

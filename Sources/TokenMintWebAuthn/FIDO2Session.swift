@@ -1,4 +1,4 @@
-public import TokenMintCrypto
+import TokenMintCrypto
 public import TokenMintCBOR
 public import TokenMintStore
 import Foundation

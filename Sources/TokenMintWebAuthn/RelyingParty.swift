@@ -1,5 +1,5 @@
-public import TokenMintCrypto
-public import TokenMintCBOR
+import TokenMintCrypto
+import TokenMintCBOR
 
 /// What a relying party accepts.
 public struct RelyingPartyPolicy: Sendable {

@@ -118,7 +118,7 @@ struct AuthCommand: AsyncParsableCommand {
     struct JWKS: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "jwks", abstract: "Print the issuer's public JWK Set.")
         @OptionGroup var options: IssuerOptions
-        func run() async throws { print(try await options.makeIssuer().verificationKeys.json) }
+        func run() async throws { print(try options.makeIssuer().verificationKeys.json) }
     }
 
     struct RotateKey: AsyncParsableCommand {

@@ -79,7 +79,7 @@ struct Demo: AsyncParsableCommand {
     }
 
     func signatureStep() throws {
-        print("TokenMint \(TokenMintVersion.string): the signature core\n")
+        print("TokenMint \(TokenMintVersion.string): a tour of signatures, JWTs, WhitelabelPay tokens, passkeys and a FIDO2 step-up\n")
         let message = Array("02/demo-payment-token/1763776800".utf8)
         let tampered = message.dropLast() + [UInt8(ascii: "1")]
         func row(_ name: String, _ detail: String, _ signature: [UInt8], _ ok: Bool, _ bad: Bool) {

@@ -2,13 +2,20 @@ import ArgumentParser
 import Foundation
 import TokenMint
 
-/// Exit status: 0 success or valid, 1 invalid signature or failed vectors,
-/// 2 usage or input error.
+/// The `tokenmint` command. Exit status: 0 success or valid; 1 invalid (a
+/// signature, token, assertion or vector that did not verify); 2 usage,
+/// input, store or output error (output that could not be written
+/// included); 3 the offline token limit was reached.
 @main
 struct TokenMintCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tokenmint",
-        abstract: "Mint and verify signatures and tokens with libsodium and OpenSSL.",
+        abstract: "Mint and verify WhitelabelPay payment tokens, JWS/JWT/JWK, FIDO2/WebAuthn credentials and Aztec codes.",
+        discussion: """
+            Built on libsodium, OpenSSL 3, zint and SQLite. Exit status: 0 success or valid; 1 invalid \
+            (a signature, token, assertion or vector that did not verify); 2 usage, input, store or output \
+            error (output that could not be written included); 3 the offline token limit was reached.
+            """,
         version: TokenMintVersion.string,
         subcommands: [Keygen.self, Pubkey.self, Sign.self, Verify.self, JWKCommand.self, JWTCommand.self, AztecCommand.self, PayCommand.self, FIDO2Command.self, AuthCommand.self, Vectors.self, Demo.self])
 

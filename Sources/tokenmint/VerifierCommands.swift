@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import TokenMint
-#if canImport(TokenMintPostgres)
+#if Postgres
 import TokenMintPostgres
 #endif
 
@@ -10,13 +10,13 @@ import TokenMintPostgres
 struct VerifierBackendOptions: ParsableArguments {
     @OptionGroup var store: StoreOptions
     @Option(help: "SQLite verifier store (default: ledger.sqlite in the state folder).") var ledger: String?
-    #if canImport(TokenMintPostgres)
+    #if Postgres
     @Option(help: "PostgreSQL verifier store, postgres://user[:password]@host[:port]/database[?sslmode=require].")
     var postgres: String?
     #endif
 
     func withStore<T: Sendable>(_ body: @Sendable (any VerifierStore) async throws -> T) async throws -> T {
-        #if canImport(TokenMintPostgres)
+        #if Postgres
         if let postgres {
             return try await PostgresVerifierStore.withStore(try PostgresConfiguration(url: postgres)) { try await body($0) }
         }
@@ -36,7 +36,7 @@ extension PayCommand {
                 abstract: "Create or update the verifier schema (idempotent; safe from many processes at once).")
             @OptionGroup var backend: VerifierBackendOptions
             func run() async throws {
-                #if canImport(TokenMintPostgres)
+                #if Postgres
                 if let url = backend.postgres {
                     let applied = try await PostgresVerifierStore.withStore(try PostgresConfiguration(url: url)) { store in
                         (try await store.migrate(), try await store.schemaVersion())

@@ -389,7 +389,7 @@ struct PasskeyAttackTests {
             do {
                 try await f.issuer.registerPasskey(account: account.uuidString.lowercased(), credential: attacker)
                 Issue.record("a known credential ID was registered again")
-            } catch let error as AuthError {
+            } catch {
                 #expect(error.code == .credentialExists)
             }
         }

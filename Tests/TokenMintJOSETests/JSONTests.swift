@@ -419,7 +419,7 @@ struct JSONTests {
         #expect(isNone(JSONValue.number(Double.infinity)))
         #expect(isNone(JSONValue.number(-Double.infinity)))
         // Whatever Double prints must parse as strict JSON.
-        for double in [1e20, 1e-7, 5e-324, Double.greatestFiniteMagnitude, -123.456, 1e16, 100.0] {
+        for double in [1e20, 1e-7, Double.leastNonzeroMagnitude, Double.greatestFiniteMagnitude, -123.456, 1e16, 100.0] {
             guard let value = JSONValue.number(double) else {
                 Issue.record("\(double) gave no JSON number")
                 continue

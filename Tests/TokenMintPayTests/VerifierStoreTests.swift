@@ -3,7 +3,7 @@ import Testing
 import TokenMintCrypto
 import TokenMintPay
 import TokenMintStore
-#if canImport(TokenMintPostgres)
+#if Postgres
 import TokenMintPostgres
 #endif
 
@@ -18,9 +18,9 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     static var postgresURL: String? { ProcessInfo.processInfo.environment["TOKENMINT_POSTGRES_URL"] }
 
     /// Whether the PostgreSQL tests can run: the backend is built in (not a
-    /// TOKENMINT_NO_POSTGRES build) and a server is named.
+    /// build without the Postgres trait) and a server is named.
     static var postgresAvailable: Bool {
-        #if canImport(TokenMintPostgres)
+        #if Postgres
         postgresURL != nil
         #else
         false
@@ -38,7 +38,7 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
             let key = SecureBytes(randomCount: 32)
             try await body(try (0..<count).map { _ in try SQLiteStore(path: path, masterKey: .key(key)) })
         case .postgres:
-            #if canImport(TokenMintPostgres)
+            #if Postgres
             let configuration = try PostgresConfiguration(url: try #require(Self.postgresURL))
             let stores = (0..<count).map { _ in PostgresVerifierStore(configuration: configuration) }
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -83,7 +83,7 @@ struct VerifierStoreTests {
         try await Backend.postgres.withStores(2) { try await Self.offlineGrants($0) }
     }
 
-    #if canImport(TokenMintPostgres)
+    #if Postgres
     @Test("PostgreSQL URLs: parts, sslmode, refusals; the password never printed")
     func postgresURL() throws {
         let config = try PostgresConfiguration(url: "postgres://desk:s3cret@db.internal:6543/payments?sslmode=require")
