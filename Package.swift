@@ -22,6 +22,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "TokenMint", targets: ["TokenMint"]),
+        .library(name: "TokenMintCore", targets: ["TokenMintCore"]),
         .library(name: "TokenMintCrypto", targets: ["TokenMintCrypto"]),
         .library(name: "TokenMintJOSE", targets: ["TokenMintJOSE"]),
         .library(name: "TokenMintAztec", targets: ["TokenMintAztec"]),
@@ -62,32 +63,38 @@ let package = Package(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
 
+        // What every module shares: strict JSON and UTF-8, escaping of
+        // untrusted text, saturating time sums, the lock. No C, no Foundation.
+        .target(
+            name: "TokenMintCore",
+            swiftSettings: strictSettings),
         .target(
             name: "TokenMintCrypto",
-            dependencies: ["CSodium", "CLibCrypto"],
+            dependencies: ["TokenMintCore", "CSodium", "CLibCrypto"],
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintJOSE",
-            dependencies: ["TokenMintCrypto"],
+            dependencies: ["TokenMintCore", "TokenMintCrypto"],
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintStore",
-            dependencies: ["CSQLite", "TokenMintCrypto"],
+            dependencies: ["TokenMintCore", "CSQLite", "TokenMintCrypto"],
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintPay",
-            dependencies: ["TokenMintCrypto", "TokenMintStore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["TokenMintCore", "TokenMintCrypto", "TokenMintStore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintCBOR",
+            dependencies: ["TokenMintCore"],
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintWebAuthn",
-            dependencies: ["TokenMintCrypto", "TokenMintCBOR", "TokenMintJOSE", "TokenMintStore"],
+            dependencies: ["TokenMintCore", "TokenMintCrypto", "TokenMintCBOR", "TokenMintStore"],
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintAuth",
-            dependencies: ["TokenMintCrypto", "TokenMintJOSE", "TokenMintStore", "TokenMintWebAuthn", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["TokenMintCore", "TokenMintCrypto", "TokenMintJOSE", "TokenMintStore", "TokenMintWebAuthn", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintAztec",
@@ -95,7 +102,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "TokenMint",
-            dependencies: ["TokenMintCrypto", "TokenMintJOSE", "TokenMintAztec", "TokenMintStore", "TokenMintPay", "TokenMintCBOR", "TokenMintWebAuthn", "TokenMintAuth"],
+            dependencies: ["TokenMintCore", "TokenMintCrypto", "TokenMintJOSE", "TokenMintAztec", "TokenMintStore", "TokenMintPay", "TokenMintCBOR", "TokenMintWebAuthn", "TokenMintAuth"],
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintPostgres",
@@ -107,7 +114,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintVectors",
-            dependencies: ["TokenMintCrypto", "TokenMintJOSE", "TokenMintAztec"],
+            dependencies: ["TokenMintCore", "TokenMintCrypto", "TokenMintJOSE", "TokenMintAztec"],
             swiftSettings: strictSettings),
         .executableTarget(
             name: "tokenmint",
@@ -122,21 +129,21 @@ let package = Package(
         .testTarget(
             name: "TokenMintPayTests",
             dependencies: [
-                "TokenMintPay", "TokenMintStore", "TokenMintCrypto", "CSQLite",
+                "TokenMintPay", "TokenMintStore", "TokenMintCrypto", "TokenMintCore", "CSQLite",
                 .target(name: "TokenMintPostgres", condition: .when(traits: ["Postgres"])),
             ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "TokenMintCBORTests",
-            dependencies: ["TokenMintCBOR"],
+            dependencies: ["TokenMintCBOR", "TokenMintCore"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "TokenMintWebAuthnTests",
-            dependencies: ["TokenMintWebAuthn", "TokenMintCBOR", "TokenMintCrypto", "TokenMintStore"],
+            dependencies: ["TokenMintWebAuthn", "TokenMintCBOR", "TokenMintCrypto", "TokenMintStore", "TokenMintCore"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "TokenMintAuthTests",
-            dependencies: ["TokenMintAuth", "TokenMintWebAuthn", "TokenMintJOSE", "TokenMintStore", "TokenMintCrypto", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["TokenMintAuth", "TokenMintWebAuthn", "TokenMintJOSE", "TokenMintStore", "TokenMintCrypto", "TokenMintCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings),
         .testTarget(
             name: "TokenMintAztecTests",
@@ -144,15 +151,15 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "TokenMintJOSETests",
-            dependencies: ["TokenMintJOSE", "TokenMintCrypto", "TokenMintVectors"],
+            dependencies: ["TokenMintJOSE", "TokenMintCrypto", "TokenMintVectors", "TokenMintCore"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "TokenMintStressTests",
-            dependencies: ["TokenMintCrypto", "TokenMintJOSE", "TokenMintPay", "TokenMintStore", "TokenMintWebAuthn"],
+            dependencies: ["TokenMintCore", "TokenMintCrypto", "TokenMintJOSE", "TokenMintPay", "TokenMintStore", "TokenMintWebAuthn"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "TokenMintCryptoTests",
-            dependencies: ["TokenMintCrypto", "TokenMint", "TokenMintVectors"],
+            dependencies: ["TokenMintCrypto", "TokenMint", "TokenMintVectors", "TokenMintCore"],
             swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]

@@ -21,6 +21,7 @@ let package = Package(
             name: "tokenmint-bench",
             dependencies: [
                 "CBenchRaw",
+                .product(name: "TokenMintCore", package: "TokenMint"),
                 .product(name: "TokenMintCrypto", package: "TokenMint"),
                 .product(name: "TokenMintJOSE", package: "TokenMint"),
                 .product(name: "TokenMintAztec", package: "TokenMint"),

@@ -14,6 +14,7 @@ let package = Package(
         .executableTarget(
             name: "tokenmint-fuzz",
             dependencies: [
+                .product(name: "TokenMintCore", package: "TokenMint"),
                 .product(name: "TokenMintCrypto", package: "TokenMint"),
                 .product(name: "TokenMintJOSE", package: "TokenMint"),
                 .product(name: "TokenMintCBOR", package: "TokenMint"),

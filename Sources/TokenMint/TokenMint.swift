@@ -1,3 +1,4 @@
+@_exported public import TokenMintCore
 @_exported public import TokenMintCrypto
 @_exported public import TokenMintJOSE
 @_exported public import TokenMintAztec

@@ -1,3 +1,4 @@
+import TokenMintCore
 import TokenMintCrypto
 
 /// The error `TokenMintAuth` throws. Codes are those of the iZettle SDK's

@@ -1,3 +1,4 @@
+import TokenMintCore
 import TokenMintCrypto
 public import TokenMintJOSE
 public import TokenMintStore
@@ -90,7 +91,7 @@ public actor LocalTokenIssuer {
     static let previousKeyUntilName = "auth.signingKey.previous.until"
 
     static func signingJWK(_ seed: SecureBytes) throws -> JWK {
-        var jwk = JWK(try Ed25519.PrivateKey(rawRepresentation: seed.unsafeCopy), algorithm: .EdDSA)
+        var jwk = JWK(try Ed25519.PrivateKey(rawRepresentation: seed), algorithm: .EdDSA)
         jwk.keyID = jwk.thumbprint()
         return jwk
     }

@@ -73,7 +73,7 @@ public actor TokenManager {
     func load(_ name: String) throws(AuthError) -> OAuthToken? {
         do {
             guard let sealed = try store.transaction({ tx in try tx.secret(name) }) else { return nil }
-            return try JSONDecoder().decode(OAuthToken.self, from: Data(sealed.unsafeCopy))
+            return try sealed.withUnsafeBytes { try JSONDecoder().decode(OAuthToken.self, from: Data($0)) }
         } catch { throw AuthError(.internalFailure, "the token store failed") }
     }
 

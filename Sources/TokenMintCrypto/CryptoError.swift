@@ -1,3 +1,5 @@
+import TokenMintCore
+
 /// The error every `TokenMintCrypto` operation throws.
 ///
 /// Shaped like swift-certificates' `CertificateError`: a stable ``Code`` to

@@ -171,20 +171,36 @@ public enum ECDSA {
         /// The key for the private scalar d (big-endian; at most the order's
         /// size; must lie in [1, n−1]). The public point is computed.
         public init(rawRepresentation d: some DataProtocol, curve: Curve) throws(CryptoError) {
-            let scalar = Array(d)
+            let pkey = try d.withContiguousBytes(throwing: { (scalar) throws(CryptoError) in try PrivateKey.pkey(scalar: scalar, curve: curve) })
+            try self.init(validated: pkey, curve: curve, check: false)
+        }
+
+        /// The key for a private scalar held in secure memory: read in
+        /// place, never copied into ordinary memory.
+        public init(rawRepresentation d: SecureBytes, curve: Curve) throws(CryptoError) {
+            let pkey = try d.withUnsafeBytes { (scalar) throws(CryptoError) in try PrivateKey.pkey(scalar: scalar, curve: curve) }
+            try self.init(validated: pkey, curve: curve, check: false)
+        }
+
+        /// An EC key from its scalar, checked to lie in [1, n−1].
+        static func pkey(scalar: UnsafeRawBufferPointer, curve: Curve) throws(CryptoError) -> PKey {
             guard scalar.count == curve.scalarByteCount else {
                 throw .invalidKeySize("\(curve) private key must be \(curve.scalarByteCount) bytes, got \(scalar.count)")
             }
             guard scalar.contains(where: { $0 != 0 }), compareBigEndian(scalar, curve.group.order) < 0 else {
                 throw .invalidKey("\(curve) private key is not in [1, n-1]")
             }
-            let point = try curve.group.publicPoint(forPrivate: scalar)
-            let pkey = try PKey.fromParameters(keyType: "EC", privatePart: true) { builder throws(CryptoError) in
+            let d = try BigNum.make(secret: scalar)
+            let point: [UInt8]
+            do { point = try curve.group.publicPoint(forPrivate: d) } catch {
+                BN_clear_free(d)
+                throw error
+            }
+            return try PKey.fromParameters(keyType: "EC", privatePart: true) { builder throws(CryptoError) in
+                try builder.push("priv", taking: d)
                 try builder.push("group", string: curve.openSSLName)
                 try builder.push("pub", octets: point)
-                try builder.push("priv", bignum: scalar)
             }
-            try self.init(validated: pkey, curve: curve, check: false)
         }
 
         /// A PEM key: PKCS#8 (`PRIVATE KEY`) or SEC1 (`EC PRIVATE KEY`). When

@@ -32,19 +32,28 @@ public enum Ed25519 {
 
         /// The key for a 32-byte seed (RFC 8032's "private key").
         public init(rawRepresentation seed: some DataProtocol) throws(CryptoError) {
+            (secretKey, publicKey) = try seed.withContiguousBytes(throwing: PrivateKey.expand)
+        }
+
+        /// The key for a 32-byte seed held in secure memory: the seed is
+        /// read in place, never copied into ordinary memory.
+        public init(rawRepresentation seed: SecureBytes) throws(CryptoError) {
+            (secretKey, publicKey) = try seed.withUnsafeBytes { (s) throws(CryptoError) in try PrivateKey.expand(s) }
+        }
+
+        /// libsodium's secret key (seed ‖ public key) and the public key for a seed.
+        static func expand(_ seed: UnsafeRawBufferPointer) throws(CryptoError) -> (SecureBytes, PublicKey) {
             try Sodium.ensure()
             guard seed.count == 32 else {
                 throw .invalidKeySize("Ed25519 private key must be 32 bytes, got \(seed.count)")
             }
             var publicBytes = [UInt8](repeating: 0, count: 32)
-            secretKey = try seed.withContiguousBytes(throwing: { s throws(CryptoError) in
-                try SecureBytes(count: 64) { sk throws(CryptoError) in
-                    guard crypto_sign_seed_keypair(&publicBytes, sk.bytes, s.bytes) == 0 else {
-                        throw CryptoError(.libraryFailure, "crypto_sign_seed_keypair failed")
-                    }
+            let secretKey = try SecureBytes(count: 64) { sk throws(CryptoError) in
+                guard crypto_sign_seed_keypair(&publicBytes, sk.bytes, seed.bytes) == 0 else {
+                    throw CryptoError(.libraryFailure, "crypto_sign_seed_keypair failed")
                 }
-            })
-            publicKey = PublicKey(trusted: publicBytes)
+            }
+            return (secretKey, PublicKey(trusted: publicBytes))
         }
 
         /// A PKCS#8 PEM key (`-----BEGIN PRIVATE KEY-----`).
@@ -65,7 +74,7 @@ public enum Ed25519 {
                     throw OpenSSL.error(.invalidKey, "not an Ed25519 private key")
                 }
             }
-            try self.init(rawRepresentation: seed.unsafeCopy)
+            try self.init(rawRepresentation: seed)
         }
 
         /// The 32-byte seed.

@@ -374,7 +374,16 @@ final class ParameterBuilder {
     }
 
     func push(_ name: String, bignum bytes: [UInt8]) throws(CryptoError) {
-        let bn = try BigNum.make(bytes)
+        try push(name, taking: try BigNum.make(bytes))
+    }
+
+    /// Pushes a secret number read in place from secure memory.
+    func push(_ name: String, secret: SecureBytes) throws(CryptoError) {
+        try push(name, taking: try BigNum.make(secret: secret))
+    }
+
+    /// Pushes `bn`, which the builder now owns (cleared and freed with it).
+    func push(_ name: String, taking bn: OpaquePointer) throws(CryptoError) {
         owned.append(bn)
         guard OSSL_PARAM_BLD_push_BN(pointer, try self.name(name), bn) == 1 else { throw OpenSSL.failure("OSSL_PARAM_BLD_push_BN \(name)") }
     }
@@ -428,10 +437,23 @@ enum BigNum {
         guard let bn = BN_bin2bn(array, Int32(array.count), nil) else { throw OpenSSL.failure("BN_bin2bn") }
         return bn
     }
+
+    /// A new constant-time BIGNUM from a secret read in place (no copy in
+    /// ordinary memory); the caller frees it with `BN_clear_free`.
+    static func make(secret: SecureBytes) throws(CryptoError) -> OpaquePointer {
+        try secret.withUnsafeBytes { (bytes) throws(CryptoError) in try make(secret: bytes) }
+    }
+
+    /// As above, from a buffer the caller keeps safe.
+    static func make(secret bytes: UnsafeRawBufferPointer) throws(CryptoError) -> OpaquePointer {
+        guard let bn = BN_bin2bn(bytes.bytes, Int32(bytes.count), nil) else { throw OpenSSL.failure("BN_bin2bn") }
+        BN_set_flags(bn, BN_FLG_CONSTTIME)
+        return bn
+    }
 }
 
 /// Lexicographic comparison of equal-length big-endian numbers.
-func compareBigEndian(_ lhs: [UInt8], _ rhs: [UInt8]) -> Int {
+func compareBigEndian(_ lhs: some Sequence<UInt8>, _ rhs: some Sequence<UInt8>) -> Int {
     for (a, b) in zip(lhs, rhs) where a != b { return a < b ? -1 : 1 }
     return 0
 }

@@ -126,13 +126,13 @@ public enum RSA {
             let pkey = try PKey.fromParameters(keyType: "RSA", privatePart: true) { builder throws(CryptoError) in
                 try builder.push("n", bignum: c.n)
                 try builder.push("e", bignum: c.e)
-                try builder.push("d", bignum: d.unsafeCopy)
-                try builder.push("rsa-factor1", bignum: p.unsafeCopy)
-                try builder.push("rsa-factor2", bignum: q.unsafeCopy)
+                try builder.push("d", secret: d)
+                try builder.push("rsa-factor1", secret: p)
+                try builder.push("rsa-factor2", secret: q)
                 let (dp, dq, qi) = try RSA.crtValues(d: d, p: p, q: q, given: c)
-                try builder.push("rsa-exponent1", bignum: dp)
-                try builder.push("rsa-exponent2", bignum: dq)
-                try builder.push("rsa-coefficient1", bignum: qi)
+                try builder.push("rsa-exponent1", taking: dp)
+                try builder.push("rsa-exponent2", taking: dq)
+                try builder.push("rsa-coefficient1", taking: qi)
             }
             try self.init(validated: pkey, check: true)
         }
@@ -315,25 +315,48 @@ public enum RSA {
         }
     }
 
-    /// dp, dq and qi: the given ones, or computed from d, p and q with BIGNUM arithmetic.
+    /// dp, dq and qi as constant-time BIGNUMs the caller owns (and clears):
+    /// the given ones, or computed from d, p and q with BIGNUM arithmetic.
+    /// The secrets are read in place, never copied into ordinary memory.
     static func crtValues(
         d: SecureBytes, p: SecureBytes, q: SecureBytes, given: Components
-    ) throws(CryptoError) -> ([UInt8], [UInt8], [UInt8]) {
+    ) throws(CryptoError) -> (OpaquePointer, OpaquePointer, OpaquePointer) {
         if let dp = given.dp, let dq = given.dq, let qi = given.qi {
-            return (dp.unsafeCopy, dq.unsafeCopy, qi.unsafeCopy)
+            let a = try BigNum.make(secret: dp)
+            do throws(CryptoError) {
+                let b = try BigNum.make(secret: dq)
+                do throws(CryptoError) { return (a, b, try BigNum.make(secret: qi)) } catch {
+                    BN_clear_free(b)
+                    throw error
+                }
+            } catch {
+                BN_clear_free(a)
+                throw error
+            }
         }
         guard let context = BN_CTX_secure_new() else { throw OpenSSL.failure("BN_CTX_secure_new") }
         defer { BN_CTX_free(context) }
-        let dBN = try BigNum.make(d.unsafeCopy), pBN = try BigNum.make(p.unsafeCopy), qBN = try BigNum.make(q.unsafeCopy)
-        guard let p1 = BN_new(), let q1 = BN_new(), let dp = BN_new(), let dq = BN_new() else {
-            throw OpenSSL.failure("BN_new")
+        let dBN = try BigNum.make(secret: d)
+        defer { BN_clear_free(dBN) }
+        let pBN = try BigNum.make(secret: p)
+        defer { BN_clear_free(pBN) }
+        let qBN = try BigNum.make(secret: q)
+        defer { BN_clear_free(qBN) }
+        guard let p1 = BN_secure_new(), let q1 = BN_secure_new() else { throw OpenSSL.failure("BN_secure_new") }
+        defer { [p1, q1].forEach { BN_clear_free($0) } }
+        guard let dp = BN_secure_new() else { throw OpenSSL.failure("BN_secure_new") }
+        guard let dq = BN_secure_new() else {
+            BN_clear_free(dp)
+            throw OpenSSL.failure("BN_secure_new")
         }
-        defer { [dBN, pBN, qBN, p1, q1, dp, dq].forEach { BN_clear_free($0) } }
         guard BN_sub(p1, pBN, BN_value_one()) == 1, BN_sub(q1, qBN, BN_value_one()) == 1,
             BN_div(nil, dp, dBN, p1, context) == 1, BN_div(nil, dq, dBN, q1, context) == 1,
             let qi = BN_mod_inverse(nil, qBN, pBN, context)
-        else { throw OpenSSL.error(.invalidKey, "cannot derive the RSA CRT values (are p and q prime factors?)") }
-        defer { BN_clear_free(qi) }
-        return (BigNum.bytes(dp), BigNum.bytes(dq), BigNum.bytes(qi))
+        else {
+            BN_clear_free(dp)
+            BN_clear_free(dq)
+            throw OpenSSL.error(.invalidKey, "cannot derive the RSA CRT values (are p and q prime factors?)")
+        }
+        return (dp, dq, qi)
     }
 }

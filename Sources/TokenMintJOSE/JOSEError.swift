@@ -1,3 +1,4 @@
+import TokenMintCore
 import TokenMintCrypto
 
 /// The error every `TokenMintJOSE` operation throws: a stable ``Code``, a

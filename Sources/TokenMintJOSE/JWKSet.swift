@@ -1,3 +1,5 @@
+import TokenMintCore
+
 /// A JWK Set (RFC 7517 §5) used to verify: keys are chosen by `kid`, and the
 /// chosen key must admit the token's algorithm.
 ///

@@ -1,3 +1,4 @@
+public import TokenMintCore
 public import TokenMintCrypto
 
 /// A JWS whose signature has been verified.

@@ -1,3 +1,5 @@
+public import TokenMintCore
+
 /// A verified JWS's header: the protected members, plus (JSON serialization
 /// only) the unprotected ones, which never override protected members.
 public struct JWSHeader: Sendable {

@@ -1,3 +1,4 @@
+public import TokenMintCore
 import TokenMintCrypto
 
 /// A JWT claims set (RFC 7519 §4): the registered claims typed, everything

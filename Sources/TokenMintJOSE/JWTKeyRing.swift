@@ -1,3 +1,4 @@
+import TokenMintCore
 import TokenMintCrypto
 
 /// A JWT signer and verifier whose keys rotate while it is in use.

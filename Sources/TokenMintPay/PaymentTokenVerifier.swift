@@ -1,3 +1,4 @@
+import TokenMintCore
 import TokenMintCrypto
 public import TokenMintStore
 

@@ -1,3 +1,4 @@
+import TokenMintCore
 import TokenMintCrypto
 public import TokenMintStore
 import Foundation
@@ -267,7 +268,7 @@ public actor WhitelabelPay {
     }
 
     static func makeKey(_ seed: SecureBytes) throws(WhitelabelPayError) -> Ed25519.PrivateKey {
-        do { return try Ed25519.PrivateKey(rawRepresentation: seed.unsafeCopy) } catch {
+        do { return try Ed25519.PrivateKey(rawRepresentation: seed) } catch {
             throw WhitelabelPayError(.tampered, "the stored device key is unusable")
         }
     }
@@ -294,9 +295,13 @@ public actor WhitelabelPay {
     /// Handles a push payload `{"aps":{…},"yp-type":"…"}`.
     @discardableResult
     public func handlePush(_ payload: [UInt8]) throws(WhitelabelPayError) -> PushType {
-        guard payload.count <= 4096,
-            let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any],
-            object["aps"] is [String: Any], let name = object["yp-type"] as? String
+        // The strict parser: a second "yp-type" (one parser reading the first,
+        // another the last), bad UTF-8 or deep nesting is refused, not guessed at.
+        var limits = JSONParser.Limits()
+        limits.maximumBytes = 4096
+        limits.maximumDepth = 8
+        guard let object = (try? JSONParser.parse(payload, limits: limits))?.objectValue,
+            object["aps"]?.objectValue != nil, let name = object["yp-type"]?.stringValue
         else { throw WhitelabelPayError(.invalidPush, "not a WhitelabelPay push payload") }
         guard let type = PushType(rawValue: name) else { throw WhitelabelPayError(.invalidPush, "unknown yp-type \"\(name)\"") }
         switch type {

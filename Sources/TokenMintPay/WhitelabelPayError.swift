@@ -1,3 +1,4 @@
+import TokenMintCore
 import TokenMintCrypto
 
 /// The error `TokenMintPay` throws: the WhitelabelPay SDK's cases plus

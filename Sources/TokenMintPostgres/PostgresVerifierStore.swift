@@ -50,19 +50,19 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
     public func run() async { await client.run() }
 
     /// Runs `body` with a store whose pool runs for as long as `body` does.
+    ///
+    /// When `body` returns the pool is cancelled and closes its connections
+    /// in the background: the call does not wait for it. (A pool caught
+    /// reconnecting after a server restart can take long to notice the
+    /// cancellation; waiting for it left a finished verifier hanging.)
     public static func withStore<T: Sendable>(
         _ configuration: PostgresConfiguration, logger: Logger = Logger(label: "tokenmint.postgres", factory: { _ in SwiftLogNoOpLogHandler() }),
         _ body: @Sendable (PostgresVerifierStore) async throws -> T
     ) async throws -> T {
         let store = PostgresVerifierStore(configuration: configuration, logger: logger)
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                await store.run()
-                return nil
-            }
-            defer { group.cancelAll() }
-            return try await body(store)
-        }
+        let pool = Task { await store.run() }
+        defer { pool.cancel() }
+        return try await body(store)
     }
 
     // MARK: Schema
@@ -220,24 +220,62 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
         let limit = limit ?? configuration.statementTimeout + .seconds(1)
         let client = self.client
         let logger = self.logger
-        do {
-            return try await withThrowingTaskGroup(of: T?.self) { group in
-                group.addTask { try await body(client, logger) }
-                group.addTask {
-                    try await Task.sleep(for: limit)
-                    throw StoreError(.timeout, "\(what): no answer within \(limit) (server unreachable or overloaded)")
+        // The answer and the time limit race; whichever comes first answers
+        // the caller. The work is not awaited after the limit: a query waiting
+        // for a pool that is reconnecting may not notice cancellation, and
+        // waiting for it held a verifier up forever.
+        let outcome = Outcome<T>()
+        let result: Result<T, any Error> = await withCheckedContinuation { continuation in
+            let work = Task {
+                do { outcome.finish(.success(try await body(client, logger)), continuation) } catch {
+                    outcome.finish(.failure(error), continuation)
                 }
-                defer { group.cancelAll() }
-                while let result = try await group.next() {
-                    if let result { return result }
-                }
-                throw StoreError(.databaseFailure, "\(what): no result")
             }
-        } catch let error as StoreError {
-            throw error
-        } catch {
-            throw PostgresErrors.storeError(error, what)
+            outcome.timer = Task {
+                guard (try? await Task.sleep(for: limit)) != nil else { return }  // cancelled: the answer came
+                if outcome.finish(.failure(StoreError(.timeout, "\(what): no answer within \(limit) (server unreachable or overloaded)")), continuation) {
+                    work.cancel()
+                }
+            }
         }
+        switch result {
+        case .success(let value): return value
+        case .failure(let error as StoreError): throw error
+        case .failure(let error): throw PostgresErrors.storeError(error, what)
+        }
+    }
+}
+
+/// The first of several racing results, delivered once.
+final class Outcome<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var done = false
+    private var timerTask: Task<Void, Never>?
+
+    /// The time limit's task, cancelled when an answer comes first.
+    var timer: Task<Void, Never>? {
+        get { lock.withLock { timerTask } }
+        set {
+            let cancel = lock.withLock { () -> Bool in
+                timerTask = newValue
+                return done
+            }
+            if cancel { newValue?.cancel() }
+        }
+    }
+
+    /// Resumes `continuation` with `result` unless another result came first;
+    /// returns whether this one won (and stops the timer).
+    @discardableResult
+    func finish(_ result: Result<T, any Error>, _ continuation: CheckedContinuation<Result<T, any Error>, Never>) -> Bool {
+        let (first, timer) = lock.withLock { () -> (Bool, Task<Void, Never>?) in
+            defer { done = true }
+            return (!done, timerTask)
+        }
+        guard first else { return false }
+        timer?.cancel()
+        continuation.resume(returning: result)
+        return true
     }
 }
 

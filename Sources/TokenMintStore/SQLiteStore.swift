@@ -387,7 +387,7 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
         let ad = Array("meta:check".utf8)
         if let sealed = try query(db, "SELECT value FROM meta WHERE name = 'check'", []).first?.first.flatMap({ $0 }) {
             guard let opened = try? XChaCha20Poly1305.open(sealed, key: key, associatedData: ad),
-                opened.unsafeCopy == checkPlaintext
+                opened == SecureBytes(checkPlaintext)
             else { throw StoreError(.wrongMasterKey, "the master key does not open this store") }
             return
         }

@@ -1,3 +1,4 @@
+import TokenMintCore
 import TokenMintCrypto
 
 /// The error every `TokenMintStore` operation throws. Never carries a secret.

@@ -1,5 +1,5 @@
+import TokenMintCore
 import TokenMintCrypto
-import TokenMintJOSE
 
 /// The client data a browser signs over (W3C WebAuthn Level 3 §5.8.1).
 public struct CollectedClientData: Sendable, Hashable {

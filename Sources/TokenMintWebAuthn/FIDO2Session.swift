@@ -211,7 +211,7 @@ public actor FIDO2Session {
         let signer: (UnsafeRawBufferPointer) throws(CryptoError) -> [UInt8]
         do {
             if algorithm == .edDSA {
-                let key = try Ed25519.PrivateKey(rawRepresentation: seed.unsafeCopy)
+                let key = try Ed25519.PrivateKey(rawRepresentation: seed)
                 publicKey = COSEKey(key.publicKey)
                 signer = { (m) throws(CryptoError) in key.signature(for: m) }
             } else {
@@ -350,8 +350,8 @@ public actor FIDO2Session {
             guard let seed else { throw WebAuthnError(.invalidCredential, "the credential key is missing") }
             do {
                 signer = record.algorithm == COSEAlgorithm.edDSA.rawValue
-                    ? .ed25519(try Ed25519.PrivateKey(rawRepresentation: seed.unsafeCopy))
-                    : .ecdsa(try ECDSA.PrivateKey(rawRepresentation: seed.unsafeCopy, curve: .p256))
+                    ? .ed25519(try Ed25519.PrivateKey(rawRepresentation: seed))
+                    : .ecdsa(try ECDSA.PrivateKey(rawRepresentation: seed, curve: .p256))
             } catch { throw WebAuthnError(.other, "the credential key does not open") }
             signers[id] = signer
         }

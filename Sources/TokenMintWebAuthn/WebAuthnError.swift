@@ -1,3 +1,4 @@
+import TokenMintCore
 import TokenMintCrypto
 
 /// The error `TokenMintWebAuthn` throws. Authenticator failures carry their

@@ -1,3 +1,4 @@
+import TokenMintCore
 import Foundation
 import Logging
 import Testing

@@ -228,6 +228,18 @@ struct DeviceStoreAttackTests {
         #expect(mode == 0o600)
     }
 
+    @Test("push payloads go through the strict JSON parser: duplicate members, bad UTF-8 and trailing data are refused")
+    func strictPush() async throws {
+        let dir = try temporaryDirectory()
+        let (sdk, _) = try await Self.device(dir)
+        for payload in [#"{"aps":{},"yp-type":"payment-failed.v1","yp-type":"enrolment-succeeded.v1"}"#,
+                        #"{"aps":{},"aps":{},"yp-type":"payment-failed.v1"}"#, #"{"aps":{},"yp-type":"payment-failed.v1"} x"#] {
+            await expectPay(.invalidPush) { try await sdk.handlePush(Array(payload.utf8)) }
+        }
+        await expectPay(.invalidPush) { try await sdk.handlePush(Array(#"{"aps":{},"yp-type":"payment-failed.v1"}"#.utf8).dropLast(2) + [0xC0, 0x7D]) }
+        #expect(try await sdk.handlePush(Array(#"{"aps":{},"yp-type":"payment-failed.v1"}"#.utf8)) == .paymentFailed)
+    }
+
     @Test("a token whose output was lost is counted as wasted")
     func wastedTokens() async throws {
         let dir = try temporaryDirectory()

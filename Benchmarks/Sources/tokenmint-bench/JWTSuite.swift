@@ -1,3 +1,4 @@
+import TokenMintCore
 import CBenchRaw
 import Crypto
 import Foundation

@@ -228,7 +228,7 @@ public struct JSONObject: Hashable, Sendable, Sequence, ExpressibleByDictionaryL
 
     /// An object whose member names are already known to be unique (the parser
     /// checks them as it reads).
-    init(uniqueMembers: [Member]) {
+    package init(uniqueMembers: [Member]) {
         members = uniqueMembers
     }
 

@@ -5,10 +5,10 @@ import Darwin
 #endif
 
 /// A pthread mutex, for the few places that share mutable state between threads.
-final class Lock: @unchecked Sendable {
+package final class Lock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    init() {
+    package init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -19,7 +19,7 @@ final class Lock: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    package func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
