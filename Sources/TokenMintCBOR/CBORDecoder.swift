@@ -1,3 +1,5 @@
+import TokenMintCore
+
 /// Why CBOR input was refused, and where.
 public struct CBORError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The kind of failure.
@@ -12,7 +14,7 @@ public struct CBORError: Error, Hashable, Sendable, CustomStringConvertible {
     /// An error of kind `code` at byte `offset`.
     public init(_ code: Code, _ reason: String, offset: Int) {
         self.code = code
-        self.reason = reason
+        self.reason = SafeText.isPlain(reason) ? reason : SafeText.escaped(reason)
         self.offset = offset
     }
 
@@ -207,7 +209,7 @@ struct CBORReader {
             return .bytes(Array(bytes[range]))
         case 3:
             let range = try contentRange(length: argument, kind: "text string", start: start)
-            if let bad = CBORReader.firstInvalidUTF8(bytes[range]) {
+            if let bad = StrictUTF8.firstInvalid(bytes[range]) {
                 throw error(.invalidUTF8, "text string is not well-formed UTF-8", at: bad)
             }
             return .text(String(decoding: bytes[range], as: UTF8.self))
@@ -353,52 +355,5 @@ struct CBORReader {
     static func brief(_ item: CBOR) -> String {
         let text = item.description
         return text.count <= 64 ? text : String(text.prefix(61)) + "..."
-    }
-
-    /// The index of the first byte of the first ill-formed UTF-8 sequence in
-    /// `text` (Unicode Table 3-7), or `nil` when all of it is well-formed.
-    static func firstInvalidUTF8(_ text: ArraySlice<UInt8>) -> Int? {
-        var i = text.startIndex
-        let end = text.endIndex
-        while i < end {
-            let lead = text[i]
-            if lead < 0x80 {
-                i += 1
-                continue
-            }
-            let length: Int
-            var lower: UInt8 = 0x80
-            var upper: UInt8 = 0xbf
-            switch lead {
-            case 0xc2...0xdf:
-                length = 2
-            case 0xe0:
-                length = 3
-                lower = 0xa0  // no overlong forms
-            case 0xe1...0xec, 0xee...0xef:
-                length = 3
-            case 0xed:
-                length = 3
-                upper = 0x9f  // no surrogates
-            case 0xf0:
-                length = 4
-                lower = 0x90  // no overlong forms
-            case 0xf1...0xf3:
-                length = 4
-            case 0xf4:
-                length = 4
-                upper = 0x8f  // nothing above U+10FFFF
-            default:
-                return i
-            }
-            guard end - i >= length else { return i }
-            let second = text[i + 1]
-            guard second >= lower && second <= upper else { return i }
-            for k in 2..<length where text[i + k] & 0xc0 != 0x80 {
-                return i
-            }
-            i += length
-        }
-        return nil
     }
 }

@@ -459,9 +459,7 @@ public actor WhitelabelPay {
             }
             logger.info("minted online")
         }
-        let epoch = try serverTime
-        let message = Array("\(unsigned)/\(epoch)".utf8)
-        let token = PaymentToken(unsignedPart: unsigned, epochSeconds: epoch, signature: message.withUnsafeBytes { key.signature(for: $0) })
+        let token = PaymentToken.sign(unsigned, at: try serverTime, with: key)
         currentToken = token
         return token
     }

@@ -73,7 +73,18 @@ public struct PaymentToken: Sendable, Hashable, CustomStringConvertible {
     public let signature: [UInt8]
 
     /// The signed message: UTF-8 of `"<unsigned>/<epochSeconds>"`.
-    public var signedMessage: [UInt8] { Array("\(unsignedPart)/\(epochSeconds)".utf8) }
+    public var signedMessage: [UInt8] { PaymentToken.signedMessage(unsignedPart: unsignedPart, epochSeconds: epochSeconds) }
+
+    /// The message a token over `unsignedPart` at `epochSeconds` signs (the one place it is built).
+    static func signedMessage(unsignedPart: String, epochSeconds: Int64) -> [UInt8] {
+        Array("\(unsignedPart)/\(epochSeconds)".utf8)
+    }
+
+    /// Signs `unsignedPart` at `epochSeconds` with the device key.
+    static func sign(_ unsignedPart: String, at epochSeconds: Int64, with key: Ed25519.PrivateKey) -> PaymentToken {
+        let message = signedMessage(unsignedPart: unsignedPart, epochSeconds: epochSeconds)
+        return PaymentToken(unsignedPart: unsignedPart, epochSeconds: epochSeconds, signature: message.withUnsafeBytes { key.signature(for: $0) })
+    }
 
     /// The token string, signature padded with `=` (what the shipping SDK emits).
     public var description: String {

@@ -460,57 +460,24 @@ private struct JSONReader {
     }
 
     /// Validates the multi-byte UTF-8 sequence whose lead byte (≥ 0x80) is at
-    /// `position` and returns its length, per the well-formed byte sequences
-    /// of Unicode §3.9 (Table 3-7): no overlong forms, no surrogates, nothing
-    /// above U+10FFFF, no truncation.
+    /// `position` and returns its length (``StrictUTF8``), with the reason
+    /// in the error when it is ill-formed.
     func utf8SequenceLength(at position: Int) throws(JSONError) -> Int {
-        let lead = bytes[position]
-        let length: Int
-        var lower: UInt8 = 0x80
-        var upper: UInt8 = 0xBF
-        switch lead {
-        case 0xC2...0xDF:
-            length = 2
-        case 0xE0:
-            length = 3
-            lower = 0xA0  // no overlong 3-byte forms
-        case 0xE1...0xEC, 0xEE...0xEF:
-            length = 3
-        case 0xED:
-            length = 3
-            upper = 0x9F  // no UTF-16 surrogates
-        case 0xF0:
-            length = 4
-            lower = 0x90  // no overlong 4-byte forms
-        case 0xF1...0xF3:
-            length = 4
-        case 0xF4:
-            length = 4
-            upper = 0x8F  // nothing above U+10FFFF
-        case 0x80...0xBF:
-            throw JSONError(reason: "invalid UTF-8: unexpected continuation byte \(JSONReader.describe(lead))", offset: position)
-        default:  // C0, C1 (overlong 2-byte forms), F5...FF
-            throw JSONError(reason: "invalid UTF-8: \(JSONReader.describe(lead)) cannot start a sequence", offset: position)
-        }
-        guard position + 1 < end else {
+        switch StrictUTF8.sequenceLength(bytes, at: position) {
+        case .success(let length):
+            return length
+        case .failure(.unexpectedContinuation):
+            throw JSONError(reason: "invalid UTF-8: unexpected continuation byte \(JSONReader.describe(bytes[position]))", offset: position)
+        case .failure(.invalidLead):
+            throw JSONError(reason: "invalid UTF-8: \(JSONReader.describe(bytes[position])) cannot start a sequence", offset: position)
+        case .failure(.truncated):
             throw JSONError(reason: "invalid UTF-8: truncated sequence", offset: position)
+        case .failure(.invalidContinuation(offset: 1)):
+            throw JSONError(reason: "invalid UTF-8: \(JSONReader.describe(bytes[position + 1])) cannot follow \(JSONReader.describe(bytes[position]))",
+                            offset: position + 1)
+        case .failure(.invalidContinuation(let offset)):
+            throw JSONError(reason: "invalid UTF-8: truncated sequence before \(JSONReader.describe(bytes[position + offset]))", offset: position + offset)
         }
-        let second = bytes[position + 1]
-        guard second >= lower && second <= upper else {
-            throw JSONError(reason: "invalid UTF-8: \(JSONReader.describe(second)) cannot follow \(JSONReader.describe(lead))", offset: position + 1)
-        }
-        var k = 2
-        while k < length {
-            guard position + k < end else {
-                throw JSONError(reason: "invalid UTF-8: truncated sequence", offset: position)
-            }
-            guard bytes[position + k] & 0xC0 == 0x80 else {
-                throw JSONError(reason: "invalid UTF-8: truncated sequence before \(JSONReader.describe(bytes[position + k]))",
-                                offset: position + k)
-            }
-            k += 1
-        }
-        return length
     }
 
     // MARK: Error text
