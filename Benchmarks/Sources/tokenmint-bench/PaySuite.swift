@@ -46,7 +46,6 @@ enum PaySuite {
         let sqlite = try SQLiteStore(path: directory + "/store.sqlite", masterKey: .key(SecureBytes(randomCount: 32)))
         let durable = try make(store: sqlite, limit: 100_000)
         var enrolment: EnrolmentToken?
-        var seed: [UInt8] = []
         for sdk in [memory, durable] {
             let token = try JWTSuite.blocking {
                 let t = try await sdk.getEnrolmentToken()
@@ -58,7 +57,6 @@ enum PaySuite {
             if enrolment == nil { enrolment = token }
         }
         let device = try require(enrolment)
-        _ = seed
         // The raw baseline signs a message of the same shape with libsodium directly.
         var pk = [UInt8](repeating: 0, count: 32), sk = [UInt8](repeating: 0, count: 64)
         CBenchRaw_ed25519_seed_keypair(&pk, &sk, SecureRandom.bytes(count: 32))
