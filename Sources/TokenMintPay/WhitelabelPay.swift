@@ -66,8 +66,7 @@ public actor WhitelabelPay {
     /// sequence, the limit and the payment means can only change together,
     /// through the SDK. An edited, corrupted, moved or deleted record, or one
     /// that does not match the device key beside it, is `tampered`.
-    struct DeviceRecord: Codable, Equatable {
-        var version = 1
+    struct DeviceRecord: Equatable {
         var store: String
         var environment: String
         var state = WhitelabelPayState.inactive.rawValue
@@ -142,11 +141,10 @@ public actor WhitelabelPay {
             throw WhitelabelPayError(.tampered, "the device state does not open with the master key: it was edited or damaged")
         }
         guard let sealed else { return nil }
-        let record: DeviceRecord
-        do { record = try sealed.withUnsafeBytes { try JSONDecoder().decode(DeviceRecord.self, from: Data($0)) } } catch {
+        guard let record = sealed.withUnsafeBytes({ DeviceRecord(encoded: $0) }) else {
             throw WhitelabelPayError(.tampered, "the device state is unreadable")
         }
-        guard record.version == 1, record.store == (try identity(of: store)) else {
+        guard record.store == (try identity(of: store)) else {
             throw WhitelabelPayError(.tampered, "the device state belongs to another store")
         }
         guard record.offlineMinted >= 0, record.offlineSequence >= record.offlineMinted || record.offlineSequence >= 0,
@@ -167,8 +165,7 @@ public actor WhitelabelPay {
     }
 
     static func saveRecord(_ record: DeviceRecord, _ tx: any StoreTransaction) throws {
-        let data = try JSONEncoder().encode(record)
-        try tx.setSecret(Name.device, SecureBytes(data))
+        try tx.setSecret(Name.device, SecureBytes(record.encoded))
     }
 
     /// Reads the record in a transaction of its own.
@@ -429,19 +426,23 @@ public actor WhitelabelPay {
         }
         let key = try deviceKey()
         let unsigned: String
+        // Offline, the quota and the server-time offset come from the one
+        // minting transaction; online, the time is read after the backend's answer.
+        var offset: Int64?
         let goOffline: Bool
         if let offline { goOffline = offline } else { goOffline = !(try isOnline) }
         if goOffline {
             let limit = Int64(configuration.offlineTokenLimit)
-            let sequence = try update { record, _ -> Int64 in
+            let (sequence, serverOffset) = try update { record, _ -> (Int64, Int64) in
                 guard record.offlineMinted < limit, record.offlineMinted < Int64(record.offlineLimit) else {
                     throw WhitelabelPayError(.offlineTokenLimitReached, "\(limit) tokens minted offline; reconnect to mint more")
                 }
                 guard record.offlineSequence < Int64.max else { throw WhitelabelPayError(.offlineTokenLimitReached, "the sequence is exhausted") }
                 record.offlineMinted += 1
                 record.offlineSequence += 1
-                return record.offlineSequence
+                return (record.offlineSequence, record.serverOffset)
             }
+            offset = serverOffset
             unsigned = "off.\(means.id).\(sequence).\(B64.random(9))"
             logger.info("minted offline", metadata: ["sequence": "\(sequence)"])
         } else {
@@ -459,7 +460,9 @@ public actor WhitelabelPay {
             }
             logger.info("minted online")
         }
-        let token = PaymentToken.sign(unsigned, at: try serverTime, with: key)
+        let epoch: Int64
+        if let offset { epoch = TimeArithmetic.adding(clock.now(), offset) } else { epoch = try serverTime }
+        let token = PaymentToken.sign(unsigned, at: epoch, with: key)
         currentToken = token
         return token
     }
