@@ -13,7 +13,7 @@ public struct AuthError: Error, Hashable, CustomStringConvertible, Sendable {
     /// Creates an error.
     public init(_ code: Code, _ reason: String) {
         self.code = code
-        self.reason = SafeText.isPlain(reason) ? reason : SafeText.escaped(reason)
+        self.reason = SafeText.escaped(reason)
     }
 
     /// `AuthError.<name> (<code>): <reason>`.

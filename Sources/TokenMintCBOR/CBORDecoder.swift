@@ -14,7 +14,7 @@ public struct CBORError: Error, Hashable, Sendable, CustomStringConvertible {
     /// An error of kind `code` at byte `offset`.
     public init(_ code: Code, _ reason: String, offset: Int) {
         self.code = code
-        self.reason = SafeText.isPlain(reason) ? reason : SafeText.escaped(reason)
+        self.reason = SafeText.escaped(reason)
         self.offset = offset
     }
 

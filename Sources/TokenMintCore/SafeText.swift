@@ -10,6 +10,8 @@ public enum SafeText {
     /// is: for text that may hold escapes made here already (a message
     /// printed once more), so they are not doubled.
     public static func escaped(_ text: some StringProtocol, backslashes: Bool = true) -> String {
+        // The common case, plain text, costs one scan and no rebuilding.
+        if !text.unicodeScalars.contains(where: { ($0 == "\\" && backslashes) || needsEscape($0) }) { return String(text) }
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {
@@ -24,8 +26,7 @@ public enum SafeText {
         return out
     }
 
-    /// Whether `text` would be changed by ``escaped(_:backslashes:)`` (the common case,
-    /// plain text, costs one scan and no copy).
+    /// Whether `text` would be left as it is by ``escaped(_:backslashes:)``.
     public static func isPlain(_ text: some StringProtocol) -> Bool {
         !text.unicodeScalars.contains { $0 == "\\" || needsEscape($0) }
     }

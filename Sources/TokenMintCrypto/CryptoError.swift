@@ -19,7 +19,7 @@ public struct CryptoError: Error, Hashable, CustomStringConvertible, Sendable {
     /// Creates an error. Prefer the static factories, which fill in the code.
     public init(_ code: Code, _ reason: String, file: String = #fileID, line: UInt = #line) {
         self.code = code
-        self.reason = SafeText.isPlain(reason) ? reason : SafeText.escaped(reason)
+        self.reason = SafeText.escaped(reason)
         self.file = file
         self.line = line
     }

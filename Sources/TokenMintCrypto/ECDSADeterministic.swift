@@ -26,15 +26,7 @@ final class CurveGroup: @unchecked Sendable {
         return group
     }
 
-    /// The uncompressed point d·G.
-    func publicPoint(forPrivate scalar: [UInt8]) throws(CryptoError) -> [UInt8] {
-        let d = try BigNum.make(scalar)
-        BN_set_flags(d, BN_FLG_CONSTTIME)
-        defer { BN_clear_free(d) }
-        return try publicPoint(forPrivate: d)
-    }
-
-    /// d·G for a private scalar BIGNUM the caller owns.
+    /// The uncompressed point d·G, for a private scalar BIGNUM the caller owns.
     func publicPoint(forPrivate d: OpaquePointer) throws(CryptoError) -> [UInt8] {
         let group = try requireGroup()
         guard let point = EC_POINT_new(group) else { throw OpenSSL.failure("EC_POINT_new") }

@@ -17,7 +17,7 @@ public struct JOSEError: Error, Hashable, CustomStringConvertible, Sendable {
     /// Creates an error.
     public init(_ code: Code, _ reason: String, file: String = #fileID, line: UInt = #line) {
         self.code = code
-        self.reason = SafeText.isPlain(reason) ? reason : SafeText.escaped(reason)
+        self.reason = SafeText.escaped(reason)
         self.file = file
         self.line = line
     }

@@ -229,14 +229,6 @@ public struct PaymentTokenVerifier: Sendable {
         (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
     }
 
-    /// The counter value of an offline token.
-    static func offlineCounter(_ token: PaymentToken) throws(WhitelabelPayError) -> Int64 {
-        guard case .offline(let counter) = try kind(of: token.unsignedPart) else {
-            throw WhitelabelPayError(.malformedToken, "an offline token is off.<meansId>.<counter>.<nonce>")
-        }
-        return counter
-    }
-
     /// The slot a token uses up: one offline counter value or one issued
     /// part, of one device key.
     static func slot(_ enrolment: EnrolmentToken, _ kind: String, _ value: String) -> [UInt8] {

@@ -99,13 +99,13 @@ public actor WhitelabelPay {
         logger.logLevel = configuration.debug ? .debug : .critical
         self.logger = logger
         try WhitelabelPay.storeCall(store) { tx in
-            var record = try WhitelabelPay.currentRecord(tx, store: store, configuration: configuration)
+            let stored = try WhitelabelPay.loadRecord(tx, store: store)
+            var record = try stored ?? WhitelabelPay.currentRecord(tx, store: store, configuration: configuration)
             if record.environment != configuration.environment.rawValue {
                 throw WhitelabelPayError(.invalidConfiguration,
                     "the store belongs to the \(record.environment) environment; reset() before switching to \(configuration.environment.rawValue)")
             }
             // Written only when new or changed: a store on read-only media still opens.
-            let stored = try WhitelabelPay.loadRecord(tx, store: store)
             record.offlineLimit = configuration.offlineTokenLimit
             if record != stored { try WhitelabelPay.saveRecord(record, tx) }
         }
@@ -178,7 +178,8 @@ public actor WhitelabelPay {
     func update<T>(_ body: (inout DeviceRecord, any StoreTransaction) throws -> T) throws(WhitelabelPayError) -> T {
         let (store, configuration) = (self.store, self.configuration)
         return try transaction { tx in
-            var record = try WhitelabelPay.currentRecord(tx, store: store, configuration: configuration)
+            let stored = try WhitelabelPay.loadRecord(tx, store: store)
+            var record = try stored ?? WhitelabelPay.currentRecord(tx, store: store, configuration: configuration)
             let result = try body(&record, tx)
             try WhitelabelPay.saveRecord(record, tx)
             return result

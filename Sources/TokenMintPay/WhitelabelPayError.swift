@@ -12,7 +12,7 @@ public struct WhitelabelPayError: Error, Hashable, CustomStringConvertible, Send
     /// Creates an error.
     public init(_ code: Code, _ reason: String) {
         self.code = code
-        self.reason = SafeText.isPlain(reason) ? reason : SafeText.escaped(reason)
+        self.reason = SafeText.escaped(reason)
     }
 
     /// `WhitelabelPayError.<code>: <reason>`.
