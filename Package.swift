@@ -98,7 +98,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintAztec",
-            dependencies: ["CZint", "CZlib"],
+            dependencies: ["TokenMintCore", "CZint", "CZlib"],
             swiftSettings: strictSettings),
         .target(
             name: "TokenMint",

@@ -1,4 +1,4 @@
-import TokenMintCore
+public import TokenMintCore
 import TokenMintCrypto
 public import TokenMintJOSE
 public import TokenMintStore
@@ -52,7 +52,7 @@ public actor LocalTokenIssuer {
         accessLifetime: Int64 = 600, refreshLifetime: Int64 = 30 * 86_400, elevatedLifetime: Int64 = 300,
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) },
         logger: Logger = Logger(label: "tokenmint.auth", factory: { _ in SwiftLogNoOpLogHandler() })
-    ) throws(AuthError) {
+    ) throws(TokenMintError) {
         let seeds: (current: SecureBytes, previous: SecureBytes?, until: Int64?)
         let now = clock()
         do {
@@ -69,12 +69,12 @@ public actor LocalTokenIssuer {
                 else { return (current, nil, nil) }
                 return (current, previous, time)
             }
-        } catch { throw AuthError(.internalFailure, "cannot read the signing key: \(error)") }
+        } catch { throw TokenMintError(.auth.internalFailure, "cannot read the signing key: \(error)") }
         do {
             self.keyRing = try JWTKeyRing(signingKey: try Self.signingJWK(seeds.previous ?? seeds.current), type: "at+jwt")
             if seeds.previous != nil { try keyRing.rotate(to: try Self.signingJWK(seeds.current)) }
             self.previousKeyUntil = seeds.until
-        } catch { throw AuthError(.internalFailure, "cannot use the signing key: \(error)") }
+        } catch { throw TokenMintError(.auth.internalFailure, "cannot use the signing key: \(error)") }
         self.store = store
         self.issuer = issuer
         self.audience = audience
@@ -103,18 +103,18 @@ public actor LocalTokenIssuer {
     /// when they are created.
     /// - Returns: The new key's `kid`.
     @discardableResult
-    public func rotateSigningKey() throws(AuthError) -> String {
+    public func rotateSigningKey() throws(TokenMintError) -> String {
         let fresh = SecureBytes(randomCount: 32)
         let jwk: JWK
-        do { jwk = try Self.signingJWK(fresh) } catch { throw AuthError(.internalFailure, "cannot use the new signing key: \(error)") }
+        do { jwk = try Self.signingJWK(fresh) } catch { throw TokenMintError(.auth.internalFailure, "cannot use the new signing key: \(error)") }
         let until = clock() + accessLifetime
         try transaction { tx in
-            guard let current = try tx.secret(Self.signingKeyName) else { throw AuthError(.internalFailure, "the signing key is gone") }
+            guard let current = try tx.secret(Self.signingKeyName) else { throw TokenMintError(.auth.internalFailure, "the signing key is gone") }
             try tx.setSecret(Self.previousKeyName, current)
             try tx.setValue(Self.previousKeyUntilName, Array(String(until).utf8))
             try tx.setSecret(Self.signingKeyName, fresh)
         }
-        do { try keyRing.rotate(to: jwk) } catch { throw AuthError(.internalFailure, "cannot rotate: \(error)") }
+        do { try keyRing.rotate(to: jwk) } catch { throw TokenMintError(.auth.internalFailure, "cannot rotate: \(error)") }
         retireVerificationKeys(keeping: 2)  // the new key and the one it replaced
         previousKeyUntil = until
         logger.info("signing key rotated", metadata: ["kid": "\(jwk.keyID ?? "")", "previous_until": "\(until)"])
@@ -128,14 +128,14 @@ public actor LocalTokenIssuer {
     }
 
     /// Logs a refusal and returns the error to throw.
-    func refused(_ error: AuthError, _ metadata: Logger.Metadata = [:]) -> AuthError {
+    func refused(_ error: TokenMintError, _ metadata: Logger.Metadata = [:]) -> TokenMintError {
         logger.warning("refused", metadata: metadata.merging(["code": "\(error.code)", "reason": "\(error.reason)"]) { a, _ in a })
         return error
     }
 
-    func transaction<T>(_ body: (any StoreTransaction) throws -> T) throws(AuthError) -> T {
-        do { return try store.transaction(body) } catch let error as AuthError { throw error } catch {
-            throw AuthError(.internalFailure, "the store failed: \(error)")
+    func transaction<T>(_ body: (any StoreTransaction) throws -> T) throws(TokenMintError) -> T {
+        do { return try store.transaction(body) } catch {
+            throw TokenMintError.wrap(error, as: .auth.internalFailure, "the store failed: \(error)")
         }
     }
 
@@ -152,26 +152,26 @@ public actor LocalTokenIssuer {
         var used: Bool
     }
 
-    func accessToken(account: String, clientID: String, scopes: [String], lifetime: Int64, extra: JSONObject = JSONObject()) throws(AuthError) -> (String, Int64) {
+    func accessToken(account: String, clientID: String, scopes: [String], lifetime: Int64, extra: JSONObject = JSONObject()) throws(TokenMintError) -> (String, Int64) {
         let now = clock()
         var claims = JWTClaims.accessToken(issuer: issuer, subject: account, audience: [audience], clientID: clientID, scopes: scopes,
                                            lifetime: lifetime, now: now, authorizedParty: clientID)
         for member in extra { claims.additional.set(member.name, member.value) }
         logger.info("access token", metadata: ["account": "\(account)", "client_id": "\(clientID)", "jti": "\(claims.jwtID ?? "")",
                                                "scope": "\(scopes.joined(separator: " "))", "exp": "\(now + lifetime)"])
-        do { return (try keyRing.sign(claims), now + lifetime) } catch { throw AuthError(.internalFailure, "signing failed: \(error.code)") }
+        do { return (try keyRing.sign(claims), now + lifetime) } catch { throw TokenMintError(.auth.internalFailure, "signing failed: \(error.code)") }
     }
 
     /// Issues an account token (access + refresh) for `account`.
-    public func issue(account: String, clientID: String, scopes: [String] = []) throws(AuthError) -> OAuthToken {
-        guard !account.isEmpty, account.utf8.count <= 128 else { throw AuthError(.notSignedIn, "no account") }
+    public func issue(account: String, clientID: String, scopes: [String] = []) throws(TokenMintError) -> OAuthToken {
+        guard !account.isEmpty, account.utf8.count <= 128 else { throw TokenMintError(.auth.notSignedIn, "no account") }
         guard !clientID.isEmpty, clientID.utf8.count <= 128, clientID.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
-            throw AuthError(.clientIdInvalid, "client IDs are 1 to 128 visible ASCII characters")
+            throw TokenMintError(.auth.clientIdInvalid, "client IDs are 1 to 128 visible ASCII characters")
         }
         return try newFamilyMember(account: account, clientID: clientID, scopes: scopes, family: Base64URL.encode(SecureRandom.bytes(count: 16)))
     }
 
-    func newFamilyMember(account: String, clientID: String, scopes: [String], family: String) throws(AuthError) -> OAuthToken {
+    func newFamilyMember(account: String, clientID: String, scopes: [String], family: String) throws(TokenMintError) -> OAuthToken {
         try transaction { tx in try newFamilyMember(account: account, clientID: clientID, scopes: scopes, family: family, in: tx) }
     }
 
@@ -181,14 +181,14 @@ public actor LocalTokenIssuer {
         let (access, expiresAt) = try accessToken(account: account, clientID: clientID, scopes: scopes, lifetime: accessLifetime)
         let refresh = Base64URL.encode(SecureRandom.bytes(count: 32))
         let record = RefreshRecord(account: account, clientID: clientID, scopes: scopes, family: family, expiresAt: clock() + refreshLifetime, used: false)
-        guard let data = try? JSONEncoder().encode(record) else { throw AuthError(.internalFailure, "cannot encode") }
+        guard let data = try? JSONEncoder().encode(record) else { throw TokenMintError(.auth.internalFailure, "cannot encode") }
         try tx.setValue(LocalTokenIssuer.hashName(refresh), Array(data))
         return OAuthToken(accessToken: access, refreshToken: refresh, expiresAt: expiresAt, elevated: false, account: account)
     }
 
     /// Rotates a refresh token: the presented one is spent and a new pair
     /// issued. Presenting a spent token revokes its whole family.
-    public func refresh(_ refreshToken: String) throws(AuthError) -> OAuthToken {
+    public func refresh(_ refreshToken: String) throws(TokenMintError) -> OAuthToken {
         let name = LocalTokenIssuer.hashName(refreshToken)
         let now = clock()
         enum Outcome { case fresh(RefreshRecord, OAuthToken), reused(RefreshRecord), revoked(RefreshRecord), expired(RefreshRecord), unknown }
@@ -216,12 +216,12 @@ public actor LocalTokenIssuer {
             logger.info("refresh token rotated", metadata: ["account": "\(record.account)", "family": "\(record.family)"])
             return successor
         case .reused(let r):
-            throw refused(AuthError(.refreshTokenReused, "a spent refresh token was presented again; its family is revoked"),
+            throw refused(TokenMintError(.auth.refreshTokenReused, "a spent refresh token was presented again; its family is revoked"),
                           ["account": "\(r.account)", "client_id": "\(r.clientID)", "family": "\(r.family)"])
         case .revoked(let r):
-            throw refused(AuthError(.refreshTokenInvalid, "the token's family was revoked"), ["account": "\(r.account)", "family": "\(r.family)"])
-        case .expired(let r): throw refused(AuthError(.refreshTokenInvalid, "the refresh token expired"), ["account": "\(r.account)"])
-        case .unknown: throw refused(AuthError(.refreshTokenInvalid, "unknown refresh token"))
+            throw refused(TokenMintError(.auth.refreshTokenInvalid, "the token's family was revoked"), ["account": "\(r.account)", "family": "\(r.family)"])
+        case .expired(let r): throw refused(TokenMintError(.auth.refreshTokenInvalid, "the refresh token expired"), ["account": "\(r.account)"])
+        case .unknown: throw refused(TokenMintError(.auth.refreshTokenInvalid, "unknown refresh token"))
         }
     }
 
@@ -232,25 +232,25 @@ public actor LocalTokenIssuer {
     /// other, is refused (WebAuthn §7.1 step 26): the check and the write are
     /// one transaction, so two racing registrations cannot both land.
     /// - Throws: `credentialExists` for a known credential ID.
-    public func registerPasskey(account: String, credential: RegisteredCredential) throws(AuthError) {
+    public func registerPasskey(account: String, credential: RegisteredCredential) throws(TokenMintError) {
         let record: [String: Any] = [
             "account": account, "publicKey": Base64URL.encode(credential.publicKey.cbor), "signCount": Int(credential.signCount),
             "backupEligible": credential.backupEligible,
         ]
         guard let data = try? JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]) else {
-            throw AuthError(.internalFailure, "cannot encode")
+            throw TokenMintError(.auth.internalFailure, "cannot encode")
         }
         let name = "auth.passkey." + Base64URL.encode(credential.credentialID)
         try transaction { tx in
             guard try tx.value(name) == nil else {
-                throw refused(AuthError(.credentialExists, "this credential ID is registered already"), ["account": "\(account)"])
+                throw refused(TokenMintError(.auth.credentialExists, "this credential ID is registered already"), ["account": "\(account)"])
             }
             try tx.setValue(name, Array(data))
         }
     }
 
     /// A fresh step-up challenge for `account` (single use, 5 minutes).
-    public func elevationChallenge(account: String) throws(AuthError) -> [UInt8] {
+    public func elevationChallenge(account: String) throws(TokenMintError) -> [UInt8] {
         let challenge = SecureRandom.bytes(count: 32)
         let expires = clock() + 300
         try transaction { tx in
@@ -264,10 +264,10 @@ public actor LocalTokenIssuer {
     /// Carries `acr`/`amr` and the account; never refreshed.
     public func elevate(
         account: String, clientID: String, credentialID: [UInt8], clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8]
-    ) throws(AuthError) -> OAuthToken {
+    ) throws(TokenMintError) -> OAuthToken {
         let who: Logger.Metadata = ["account": "\(account)", "client_id": "\(clientID)"]
         let client = try? CollectedClientData(parsing: clientDataJSON)
-        guard let challenge = client?.challenge else { throw refused(AuthError(.assertionInvalid, "clientDataJSON is malformed"), who) }
+        guard let challenge = client?.challenge else { throw refused(TokenMintError(.auth.assertionInvalid, "clientDataJSON is malformed"), who) }
         let now = clock()
         // The challenge is consumed whatever happens next: a replay finds it gone.
         let owner: String? = try transaction { tx in
@@ -278,14 +278,14 @@ public actor LocalTokenIssuer {
             guard parts.count == 2, let expires = Int64(parts[1]), expires > now else { return nil }
             return String(parts[0])
         }
-        guard let owner else { throw refused(AuthError(.challengeInvalid, "the challenge was not issued, expired, or was used"), who) }
-        guard owner == account else { throw refused(AuthError(.wrongAccount, "the challenge was issued for another account"), who) }
+        guard let owner else { throw refused(TokenMintError(.auth.challengeInvalid, "the challenge was not issued, expired, or was used"), who) }
+        guard owner == account else { throw refused(TokenMintError(.auth.wrongAccount, "the challenge was issued for another account"), who) }
         let passkeyName = "auth.passkey." + Base64URL.encode(credentialID)
         guard let saved = try transaction({ tx in try tx.value(passkeyName) }),
             let record = try? JSONSerialization.jsonObject(with: Data(saved)) as? [String: Any],
             let keyText = record["publicKey"] as? String, let stored = record["signCount"] as? Int
-        else { throw refused(AuthError(.wrongAccount, "unknown passkey"), who) }
-        guard record["account"] as? String == account else { throw refused(AuthError(.wrongAccount, "the passkey belongs to another account"), who) }
+        else { throw refused(TokenMintError(.auth.wrongAccount, "unknown passkey"), who) }
+        guard record["account"] as? String == account else { throw refused(TokenMintError(.auth.wrongAccount, "the passkey belongs to another account"), who) }
         let result: AssertionResult
         do {
             let key = try COSEKey(cbor: try Base64URL.decode(keyText))
@@ -295,7 +295,7 @@ public actor LocalTokenIssuer {
             result = try relyingParty.verifyAssertion(credential: credential, storedSignCount: UInt32(stored), clientDataJSON: clientDataJSON,
                                                       authenticatorData: authenticatorData, signature: signature, challenge: challenge)
         } catch {
-            throw refused(AuthError(.assertionInvalid, "the assertion does not verify: \(error)"), who)
+            throw refused(TokenMintError(.auth.assertionInvalid, "the assertion does not verify: \(error)"), who)
         }
         var updated = record
         updated["signCount"] = Int(result.signCount)
@@ -312,7 +312,7 @@ public actor LocalTokenIssuer {
     }
 
     /// Verifies an access token of this issuer (account or elevated).
-    public func verify(_ accessToken: String) throws(AuthError) -> VerifiedJWT {
+    public func verify(_ accessToken: String) throws(TokenMintError) -> VerifiedJWT {
         if let until = previousKeyUntil, clock() >= until {
             retireVerificationKeys(keeping: 1)
             previousKeyUntil = nil
@@ -320,7 +320,7 @@ public actor LocalTokenIssuer {
         var validation = JWTValidation.accessToken(issuer: issuer, audience: audience)
         validation.clock = clock
         do { return try JWTVerifier(keys: keyRing.verificationKeys, validation: validation).verify(accessToken) } catch {
-            throw AuthError(.accessTokenInvalid, "\(error.code)")
+            throw TokenMintError(.auth.accessTokenInvalid, "\(error.code)")
         }
     }
 }

@@ -1,3 +1,4 @@
+import TokenMintCore
 public import TokenMintStore
 import TokenMintCrypto
 public import Foundation
@@ -62,19 +63,19 @@ public actor TokenManager {
         for continuation in continuations.values { continuation.yield(state) }
     }
 
-    func save(_ token: OAuthToken?, as name: String) throws(AuthError) {
+    func save(_ token: OAuthToken?, as name: String) throws(TokenMintError) {
         do {
             try store.transaction { tx in
                 if let token { try tx.setSecret(name, SecureBytes(try JSONEncoder().encode(token))) } else { try tx.remove(name) }
             }
-        } catch { throw AuthError(.internalFailure, "the token store failed") }
+        } catch { throw TokenMintError(.auth.internalFailure, "the token store failed") }
     }
 
-    func load(_ name: String) throws(AuthError) -> OAuthToken? {
+    func load(_ name: String) throws(TokenMintError) -> OAuthToken? {
         do {
             guard let sealed = try store.transaction({ tx in try tx.secret(name) }) else { return nil }
             return try sealed.withUnsafeBytes { try JSONDecoder().decode(OAuthToken.self, from: Data($0)) }
-        } catch { throw AuthError(.internalFailure, "the token store failed") }
+        } catch { throw TokenMintError(.auth.internalFailure, "the token store failed") }
     }
 
     /// Signs in through the provider.
@@ -87,7 +88,7 @@ public actor TokenManager {
 
     /// The account token, refreshed first when it expires within the margin.
     public func accountToken() async throws -> OAuthToken {
-        guard let token = try load("auth.account") else { throw AuthError(.notSignedIn, "no account is signed in") }
+        guard let token = try load("auth.account") else { throw TokenMintError(.auth.notSignedIn, "no account is signed in") }
         guard token.expiresAt - clock() <= refreshMargin else { return token }
         let fresh = try await provider.refresh(token)
         try save(fresh, as: "auth.account")
@@ -154,7 +155,7 @@ public struct LocalAuthorizationProvider: AuthorizationProvider {
 
     /// Rotates the refresh token.
     public func refresh(_ token: OAuthToken) async throws -> OAuthToken {
-        guard let refresh = token.refreshToken else { throw AuthError(.refreshTokenInvalid, "elevated tokens are not refreshed") }
+        guard let refresh = token.refreshToken else { throw TokenMintError(.auth.refreshTokenInvalid, "elevated tokens are not refreshed") }
         return try await issuer.refresh(refresh)
     }
 }

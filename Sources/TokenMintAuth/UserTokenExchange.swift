@@ -1,4 +1,4 @@
-import TokenMintCore
+public import TokenMintCore
 import TokenMintCrypto
 public import TokenMintStore
 import Foundation
@@ -46,8 +46,8 @@ public protocol CredentialProvider: Codable, Sendable {
 public struct ServiceKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     let bytes: SecureBytes
     /// Wraps the key (at least 32 bytes).
-    public init(_ key: some Collection<UInt8>) throws(AuthError) {
-        guard key.count >= 32, key.count <= 256 else { throw AuthError(.serviceKeyInvalid, "service keys are 32 to 256 bytes") }
+    public init(_ key: some Collection<UInt8>) throws(TokenMintError) {
+        guard key.count >= 32, key.count <= 256 else { throw TokenMintError(.auth.serviceKeyInvalid, "service keys are 32 to 256 bytes") }
         bytes = SecureBytes(key)
     }
     /// Never shows the key.
@@ -80,7 +80,7 @@ public actor UserTokenExchange {
         self.validateAccessToken = validateAccessToken
     }
 
-    func refused(_ error: AuthError, user: String) -> AuthError {
+    func refused(_ error: TokenMintError, user: String) -> TokenMintError {
         logger.warning("exchange refused", metadata: ["user": "\(user.prefix(128))", "code": "\(error.code)", "reason": "\(error.reason)"])
         return error
     }
@@ -98,13 +98,13 @@ public actor UserTokenExchange {
     public func exchange(userID: String, accessToken: String, presentedServiceKey: some Collection<UInt8>) async throws -> String {
         let presented = Array(presentedServiceKey)
         let matches = serviceKey.bytes.withUnsafeBytes { key in presented.withUnsafeBytes { ConstantTime.equals(key, $0) } }
-        guard matches else { throw refused(AuthError(.serviceKeyInvalid, "the service key is wrong"), user: userID) }
-        guard !userID.isEmpty, userID.utf8.count <= 128 else { throw refused(AuthError(.accessTokenInvalid, "bad user id"), user: userID) }
+        guard matches else { throw refused(TokenMintError(.auth.serviceKeyInvalid, "the service key is wrong"), user: userID) }
+        guard !userID.isEmpty, userID.utf8.count <= 128 else { throw refused(TokenMintError(.auth.accessTokenInvalid, "bad user id"), user: userID) }
         let subject: String
         do { subject = try await validateAccessToken(accessToken) } catch {
-            throw refused(AuthError(.accessTokenInvalid, "the access token does not verify"), user: userID)
+            throw refused(TokenMintError(.auth.accessTokenInvalid, "the access token does not verify"), user: userID)
         }
-        guard subject == userID else { throw refused(AuthError(.accessTokenInvalid, "the access token belongs to another user"), user: userID) }
+        guard subject == userID else { throw refused(TokenMintError(.auth.accessTokenInvalid, "the access token belongs to another user"), user: userID) }
         let token = Base64URL.encode(SecureRandom.bytes(count: 32))
         do {
             try store.transaction { tx in
@@ -112,7 +112,7 @@ public actor UserTokenExchange {
                 try tx.setValue(UserTokenExchange.name(token), Array("\(generation)|\(userID)".utf8))
             }
         } catch {
-            throw AuthError(.internalFailure, "the store failed")
+            throw TokenMintError(.auth.internalFailure, "the store failed")
         }
         logger.info("user token issued", metadata: ["user": "\(userID)"])
         let data = try JSONSerialization.data(withJSONObject: ["type": "user_token", "user_token": token], options: [.sortedKeys])
@@ -128,8 +128,8 @@ public actor UserTokenExchange {
             let user = String(text[text.index(after: bar)...])
             return (user, generation == (try UserTokenExchange.generation(tx, user)))
         }
-        guard let found else { throw AuthError(.userTokenInvalid, "unknown user token") }
-        guard found.current else { throw AuthError(.userTokenInvalid, "the user's tokens were revoked") }
+        guard let found else { throw TokenMintError(.auth.userTokenInvalid, "unknown user token") }
+        guard found.current else { throw TokenMintError(.auth.userTokenInvalid, "the user's tokens were revoked") }
         return found.user
     }
 

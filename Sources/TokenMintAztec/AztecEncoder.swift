@@ -1,3 +1,4 @@
+public import TokenMintCore
 internal import CZint
 
 /// How to encode.
@@ -62,18 +63,18 @@ public enum AztecEncoder {
     public static let maximumPayloadBytes = 3832
 
     /// Encodes bytes.
-    public static func encode(_ payload: some Collection<UInt8>, options: AztecOptions = AztecOptions()) throws(AztecError) -> AztecSymbol {
+    public static func encode(_ payload: some Collection<UInt8>, options: AztecOptions = AztecOptions()) throws(TokenMintError) -> AztecSymbol {
         let bytes = Array(payload)
-        guard !bytes.isEmpty else { throw AztecError(.emptyPayload, "nothing to encode") }
+        guard !bytes.isEmpty else { throw TokenMintError(.aztec.emptyPayload, "nothing to encode") }
         guard bytes.count <= maximumPayloadBytes else {
-            throw AztecError(.tooLong, "\(bytes.count) bytes exceed the \(maximumPayloadBytes)-byte Aztec maximum")
+            throw TokenMintError(.aztec.tooLong, "\(bytes.count) bytes exceed the \(maximumPayloadBytes)-byte Aztec maximum")
         }
-        if let eci = options.eci, !(0...999_999).contains(eci) { throw AztecError(.invalidOption, "ECI \(eci) is out of range") }
+        if let eci = options.eci, !(0...999_999).contains(eci) { throw TokenMintError(.aztec.invalidOption, "ECI \(eci) is out of range") }
         return try select(bytes, options: options)
     }
 
     /// Encodes the UTF-8 bytes of `text`.
-    public static func encode(_ text: String, options: AztecOptions = AztecOptions()) throws(AztecError) -> AztecSymbol {
+    public static func encode(_ text: String, options: AztecOptions = AztecOptions()) throws(TokenMintError) -> AztecSymbol {
         try encode(Array(text.utf8), options: options)
     }
 
@@ -81,13 +82,13 @@ public enum AztecEncoder {
     /// the defaults: its characters go in as bytes, which for these ASCII
     /// alphabets gives the same symbol as every other zint input mode
     /// (measured in the tests), with more than 23 % error correction.
-    public static func encode(token: String) throws(AztecError) -> AztecSymbol {
+    public static func encode(token: String) throws(TokenMintError) -> AztecSymbol {
         try encode(Array(token.utf8))
     }
 
     // MARK: - Size selection
 
-    private static func select(_ bytes: [UInt8], options: AztecOptions) throws(AztecError) -> AztecSymbol {
+    private static func select(_ bytes: [UInt8], options: AztecOptions) throws(TokenMintError) -> AztecSymbol {
         let level = options.errorCorrection.rawValue
         let eci = options.eci ?? 0
         // zint's own choice first: it also tells how many data bits the payload needs.
@@ -116,7 +117,7 @@ public enum AztecEncoder {
             if compact && layers == 4 && words > 64 { return false }
             return words + AztecLayout.minimumECCCodewords(total: total, level: level) <= total
         }
-        func forced(compact: Bool, layers: Int) throws(AztecError) -> AztecSymbol {
+        func forced(compact: Bool, layers: Int) throws(TokenMintError) -> AztecSymbol {
             try zint(bytes, level: level, option2: compact ? layers : layers + 4, eci: eci)
         }
 
@@ -131,27 +132,27 @@ public enum AztecEncoder {
                 let symbol = try forced(compact: candidate.compact, layers: candidate.layers)
                 if acceptable(symbol, compact: candidate.compact, layers: candidate.layers) { return symbol }
             }
-            throw AztecError(.tooLong, "no symbol holds \(bytes.count) bytes at ECC level \(level)")
+            throw TokenMintError(.aztec.tooLong, "no symbol holds \(bytes.count) bytes at ECC level \(level)")
         case .compactOnly:
             if first.isCompact && acceptable(first) { return first }
             for layers in 1...4 where fits(compact: true, layers: layers) {
                 let symbol = try forced(compact: true, layers: layers)
                 if acceptable(symbol, compact: true, layers: layers) { return symbol }
             }
-            throw AztecError(.tooLong, "\(bytes.count) bytes do not fit a compact symbol at ECC level \(level)")
+            throw TokenMintError(.aztec.tooLong, "\(bytes.count) bytes do not fit a compact symbol at ECC level \(level)")
         case .compact(let layers), .full(let layers):
             let compact: Bool
             if case .compact = options.size { compact = true } else { compact = false }
             guard (1...(compact ? 4 : 32)).contains(layers) else {
-                throw AztecError(.invalidOption, "\(compact ? "compact" : "full-range") symbols have 1 to \(compact ? 4 : 32) layers, not \(layers)")
+                throw TokenMintError(.aztec.invalidOption, "\(compact ? "compact" : "full-range") symbols have 1 to \(compact ? 4 : 32) layers, not \(layers)")
             }
             if first.isCompact == compact && first.layers == layers && acceptable(first) { return first }
             guard fits(compact: compact, layers: layers) else {
-                throw AztecError(.tooLong, "\(bytes.count) bytes do not fit \(compact ? "compact" : "full-range") \(layers) layers at ECC level \(level)")
+                throw TokenMintError(.aztec.tooLong, "\(bytes.count) bytes do not fit \(compact ? "compact" : "full-range") \(layers) layers at ECC level \(level)")
             }
             let symbol = try forced(compact: compact, layers: layers)
             guard acceptable(symbol, compact: compact, layers: layers) else {
-                throw AztecError(.tooLong, "at \(compact ? "compact" : "full-range") \(layers) layers the error correction falls below level \(level)")
+                throw TokenMintError(.aztec.tooLong, "at \(compact ? "compact" : "full-range") \(layers) layers the error correction falls below level \(level)")
             }
             return symbol
         }
@@ -160,8 +161,8 @@ public enum AztecEncoder {
     // MARK: - zint
 
     /// One zint encode: create, encode, read the matrix and its mode message, delete.
-    static func zint(_ bytes: [UInt8], level: Int, option2: Int, eci: Int) throws(AztecError) -> AztecSymbol {
-        guard let symbol = ZBarcode_Create() else { throw AztecError(.encoderFailure, "ZBarcode_Create failed") }
+    static func zint(_ bytes: [UInt8], level: Int, option2: Int, eci: Int) throws(TokenMintError) -> AztecSymbol {
+        guard let symbol = ZBarcode_Create() else { throw TokenMintError(.aztec.encoderFailure, "ZBarcode_Create failed") }
         defer { ZBarcode_Delete(symbol) }
         symbol.pointee.symbology = BARCODE_AZTEC
         symbol.pointee.input_mode = DATA_MODE
@@ -175,13 +176,13 @@ public enum AztecEncoder {
             let message = withUnsafeBytes(of: symbol.pointee.errtxt) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            let code: AztecError.Code = status == ZINT_ERROR_TOO_LONG ? .tooLong : status == ZINT_ERROR_INVALID_OPTION ? .invalidOption : .encoderFailure
-            throw AztecError(code, "zint: \(message) (\(status))")
+            let code: TokenMintError.Code = status == ZINT_ERROR_TOO_LONG ? .aztec.tooLong : status == ZINT_ERROR_INVALID_OPTION ? .aztec.invalidOption : .aztec.encoderFailure
+            throw TokenMintError(code, "zint: \(message) (\(status))")
         }
         let size = Int(symbol.pointee.rows)
         guard size == Int(symbol.pointee.width), size >= 15, size <= 151,
             let offset = MemoryLayout<zint_symbol>.offset(of: \zint_symbol.encoded_data)
-        else { throw AztecError(.encoderFailure, "zint returned a \(symbol.pointee.rows)×\(symbol.pointee.width) matrix") }
+        else { throw TokenMintError(.aztec.encoderFailure, "zint returned a \(symbol.pointee.rows)×\(symbol.pointee.width) matrix") }
         let data = UnsafeRawPointer(symbol).advanced(by: offset).assumingMemoryBound(to: UInt8.self)
         let stride = 144  // encoded_data[200][144]
         let rowWords = (size + 63) / 64
@@ -211,6 +212,6 @@ public enum AztecEncoder {
             return AztecSymbol(size: size, isCompact: compact, layers: layers, dataCodewords: mode.dataCodewords,
                                requestedLevel: level, bits: bits)
         }
-        throw AztecError(.encoderFailure, "zint's \(size)×\(size) symbol carries no valid mode message")
+        throw TokenMintError(.aztec.encoderFailure, "zint's \(size)×\(size) symbol carries no valid mode message")
     }
 }

@@ -1,15 +1,16 @@
+public import TokenMintCore
 internal import CZlib
 
 extension AztecSymbol {
     /// The largest image side a renderer produces, in pixels.
     public static let maximumImageSide = 8192
 
-    func checkedSide(scale: Int, quietZone: Int) throws(AztecError) -> Int {
-        guard scale >= 1, scale <= 64 else { throw AztecError(.invalidRendering, "scale must be 1 to 64, not \(scale)") }
-        guard quietZone >= 0, quietZone <= 64 else { throw AztecError(.invalidRendering, "quiet zone must be 0 to 64 modules, not \(quietZone)") }
+    func checkedSide(scale: Int, quietZone: Int) throws(TokenMintError) -> Int {
+        guard scale >= 1, scale <= 64 else { throw TokenMintError(.aztec.invalidRendering, "scale must be 1 to 64, not \(scale)") }
+        guard quietZone >= 0, quietZone <= 64 else { throw TokenMintError(.aztec.invalidRendering, "quiet zone must be 0 to 64 modules, not \(quietZone)") }
         let side = (size + 2 * quietZone) * scale
         guard side <= AztecSymbol.maximumImageSide else {
-            throw AztecError(.invalidRendering, "a \(side)-pixel image exceeds \(AztecSymbol.maximumImageSide) pixels")
+            throw TokenMintError(.aztec.invalidRendering, "a \(side)-pixel image exceeds \(AztecSymbol.maximumImageSide) pixels")
         }
         return side
     }
@@ -19,7 +20,7 @@ extension AztecSymbol {
     /// A 1-bit grayscale PNG, in memory: `scale` pixels per module and a quiet
     /// zone of `quietZone` modules. The PNG framing is TokenMint's; the
     /// deflate stream and CRCs are zlib's.
-    public func png(scale: Int = 4, quietZone: Int = 4) throws(AztecError) -> [UInt8] {
+    public func png(scale: Int = 4, quietZone: Int = 4) throws(TokenMintError) -> [UInt8] {
         let side = try checkedSide(scale: scale, quietZone: quietZone)
         let rowBytes = (side + 7) / 8
         // Raw image: one filter byte (0) per row, then bits, 1 = white.
@@ -47,7 +48,7 @@ extension AztecSymbol {
         var compressedLength = compressBound(UInt(raw.count))
         var compressed = [UInt8](repeating: 0, count: Int(compressedLength))
         let status = compress2(&compressed, &compressedLength, raw, UInt(raw.count), 1)
-        guard status == Z_OK else { throw AztecError(.encoderFailure, "zlib compress2 failed (\(status))") }
+        guard status == Z_OK else { throw TokenMintError(.aztec.encoderFailure, "zlib compress2 failed (\(status))") }
         compressed.removeLast(compressed.count - Int(compressedLength))
 
         var png: [UInt8] = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]
@@ -73,7 +74,7 @@ extension AztecSymbol {
     // MARK: SVG
 
     /// An SVG with one path of dark modules (each row's runs merged), crisp at any size.
-    public func svg(scale: Int = 4, quietZone: Int = 4) throws(AztecError) -> String {
+    public func svg(scale: Int = 4, quietZone: Int = 4) throws(TokenMintError) -> String {
         let side = try checkedSide(scale: scale, quietZone: quietZone)
         let view = size + 2 * quietZone
         var path = ""

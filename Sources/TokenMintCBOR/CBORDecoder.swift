@@ -1,72 +1,35 @@
-import TokenMintCore
+public import TokenMintCore
 
-/// Why CBOR input was refused, and where.
-public struct CBORError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The kind of failure.
-    public let code: Code
-    /// What is wrong, in words. Names the limit when a limit was exceeded.
-    public let reason: String
-    /// The zero-based byte offset, from the start of the input given to the
-    /// decoder, where the problem was found (usually the start of the
-    /// offending item).
-    public let offset: Int
+extension TokenMintError.Code {
+    /// The codes `TokenMintCBOR` raises (domain `cbor`).
+    public static var cbor: CBORCodes { CBORCodes() }
 
-    /// An error of kind `code` at byte `offset`.
-    public init(_ code: Code, _ reason: String, offset: Int) {
-        self.code = code
-        self.reason = SafeText.escaped(reason)
-        self.offset = offset
-    }
-
-    /// `CBORError.<code> at byte N: reason`.
-    public var description: String { "CBORError.\(code) at byte \(offset): \(reason)" }
-
-    /// A stable identifier of the kind of failure.
-    ///
-    /// A struct rather than an enum, so that codes can be added without
-    /// breaking callers that switch over them.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: String, Hashable, Sendable {
-            case truncated
-            case trailingBytes
-            case nonCanonical
-            case unsupported
-            case tooDeep
-            case tooLarge
-            case invalidUTF8
-            case duplicateKey
-            case invalidSimple
-        }
-        private let value: Value
-        private init(_ value: Value) { self.value = value }
-
+    /// The `cbor` domain's codes, reached as `.cbor.<name>`.
+    public struct CBORCodes: Sendable {
         /// The input ends inside an item, or a length or count claims more
         /// than the input holds.
-        public static let truncated = Code(.truncated)
+        public var truncated: TokenMintError.Code { .init(domain: "cbor", name: "truncated") }
         /// Bytes follow the item and trailing bytes were not allowed.
-        public static let trailingBytes = Code(.trailingBytes)
+        public var trailingBytes: TokenMintError.Code { .init(domain: "cbor", name: "trailingBytes") }
         /// The item is well-formed but not in the CTAP2 canonical form: a
         /// non-shortest integer, length or tag, or map keys out of order.
-        public static let nonCanonical = Code(.nonCanonical)
+        public var nonCanonical: TokenMintError.Code { .init(domain: "cbor", name: "nonCanonical") }
         /// A feature outside the supported subset: floating-point numbers,
         /// indefinite lengths (and the "break" byte), or the reserved
         /// additional information values 28–30.
-        public static let unsupported = Code(.unsupported)
+        public var unsupported: TokenMintError.Code { .init(domain: "cbor", name: "unsupported") }
         /// Arrays, maps and tags are nested deeper than `maximumDepth`.
-        public static let tooDeep = Code(.tooDeep)
+        public var tooDeep: TokenMintError.Code { .init(domain: "cbor", name: "tooDeep") }
         /// The input is longer than `maximumBytes`, or holds more than
         /// `maximumItems` items.
-        public static let tooLarge = Code(.tooLarge)
+        public var tooLarge: TokenMintError.Code { .init(domain: "cbor", name: "tooLarge") }
         /// A text string is not well-formed UTF-8.
-        public static let invalidUTF8 = Code(.invalidUTF8)
+        public var invalidUTF8: TokenMintError.Code { .init(domain: "cbor", name: "invalidUTF8") }
         /// A map has two keys with the same canonical encoding.
-        public static let duplicateKey = Code(.duplicateKey)
+        public var duplicateKey: TokenMintError.Code { .init(domain: "cbor", name: "duplicateKey") }
         /// A simple value other than `false`, `true`, `null` and `undefined`
         /// (20–23), including the ill-formed two-byte forms of values below 32.
-        public static let invalidSimple = Code(.invalidSimple)
-
-        /// The code's name.
-        public var description: String { value.rawValue }
+        public var invalidSimple: TokenMintError.Code { .init(domain: "cbor", name: "invalidSimple") }
     }
 }
 
@@ -74,14 +37,14 @@ public struct CBORError: Error, Hashable, Sendable, CustomStringConvertible {
 ///
 /// It always refuses:
 /// - floating-point numbers, indefinite lengths, the "break" byte and the
-///   reserved additional information values 28–30 (``CBORError/Code/unsupported``);
-/// - simple values other than 20–23 (``CBORError/Code/invalidSimple``);
+///   reserved additional information values 28–30 (``TokenMintError/Code/unsupported``);
+/// - simple values other than 20–23 (``TokenMintError/Code/invalidSimple``);
 /// - text that is not well-formed UTF-8: overlong forms, encoded surrogates,
-///   code points above U+10FFFF, truncated sequences (``CBORError/Code/invalidUTF8``);
+///   code points above U+10FFFF, truncated sequences (``TokenMintError/Code/invalidUTF8``);
 /// - lengths and counts that claim more than the rest of the input holds,
-///   checked before anything is allocated (``CBORError/Code/truncated``);
+///   checked before anything is allocated (``TokenMintError/Code/truncated``);
 /// - maps that repeat a key, comparing keys by their canonical encoding, so
-///   `1` and a non-shortest `1` are the same key (``CBORError/Code/duplicateKey``);
+///   `1` and a non-shortest `1` are the same key (``TokenMintError/Code/duplicateKey``);
 /// - input beyond the ``Limits``.
 ///
 /// With `requireCanonical` (the default) it also refuses anything
@@ -121,11 +84,11 @@ public struct CBORDecoder: Sendable {
     public static func decode(
         _ bytes: [UInt8], requireCanonical: Bool = true, allowTrailingBytes: Bool = false,
         limits: Limits = Limits()
-    ) throws(CBORError) -> CBOR {
+    ) throws(TokenMintError) -> CBOR {
         let (item, byteCount) = try decodePrefix(bytes[...], requireCanonical: requireCanonical, limits: limits)
         if !allowTrailingBytes && byteCount != bytes.count {
-            throw CBORError(
-                .trailingBytes, "\(bytes.count - byteCount) bytes follow the item", offset: byteCount)
+            throw TokenMintError(
+                .cbor.trailingBytes, "\(bytes.count - byteCount) bytes follow the item", offset: byteCount)
         }
         return item
     }
@@ -143,10 +106,10 @@ public struct CBORDecoder: Sendable {
     ///   - limits: Resource limits; `maximumBytes` bounds the whole of `bytes`.
     public static func decodePrefix(
         _ bytes: ArraySlice<UInt8>, requireCanonical: Bool = true, limits: Limits = Limits()
-    ) throws(CBORError) -> (item: CBOR, byteCount: Int) {
+    ) throws(TokenMintError) -> (item: CBOR, byteCount: Int) {
         guard bytes.count <= limits.maximumBytes else {
-            throw CBORError(
-                .tooLarge, "input is \(bytes.count) bytes, more than maximumBytes (\(limits.maximumBytes))",
+            throw TokenMintError(
+                .cbor.tooLarge, "input is \(bytes.count) bytes, more than maximumBytes (\(limits.maximumBytes))",
                 offset: limits.maximumBytes)
         }
         var reader = CBORReader(bytes: bytes, requireCanonical: requireCanonical, limits: limits)
@@ -177,19 +140,19 @@ struct CBORReader {
     var remaining: Int { bytes.endIndex - index }
 
     /// An error at the index `position` (in `bytes`' own indices).
-    func error(_ code: CBORError.Code, _ reason: String, at position: Int) -> CBORError {
-        CBORError(code, reason, offset: position - bytes.startIndex)
+    func error(_ code: TokenMintError.Code, _ reason: String, at position: Int) -> TokenMintError {
+        TokenMintError(code, reason, offset: position - bytes.startIndex)
     }
 
     /// Reads one item whose enclosing arrays, maps and tags number `depth`.
-    mutating func readItem(depth: Int) throws(CBORError) -> CBOR {
+    mutating func readItem(depth: Int) throws(TokenMintError) -> CBOR {
         let start = index
         guard index < bytes.endIndex else {
-            throw error(.truncated, "the input ends where a data item was expected", at: start)
+            throw error(.cbor.truncated, "the input ends where a data item was expected", at: start)
         }
         itemCount += 1
         guard itemCount <= limits.maximumItems else {
-            throw error(.tooLarge, "more than maximumItems (\(limits.maximumItems)) data items", at: start)
+            throw error(.cbor.tooLarge, "more than maximumItems (\(limits.maximumItems)) data items", at: start)
         }
         let initial = bytes[index]
         index += 1
@@ -210,7 +173,7 @@ struct CBORReader {
         case 3:
             let range = try contentRange(length: argument, kind: "text string", start: start)
             if let bad = StrictUTF8.firstInvalid(bytes[range]) {
-                throw error(.invalidUTF8, "text string is not well-formed UTF-8", at: bad)
+                throw error(.cbor.invalidUTF8, "text string is not well-formed UTF-8", at: bad)
             }
             return .text(String(decoding: bytes[range], as: UTF8.self))
         case 4:
@@ -226,14 +189,14 @@ struct CBORReader {
 
     /// Reads the argument that follows an initial byte with additional
     /// information `info`, for major types 0–6.
-    mutating func readArgument(_ info: UInt8, major: UInt8, start: Int) throws(CBORError) -> UInt64 {
+    mutating func readArgument(_ info: UInt8, major: UInt8, start: Int) throws(TokenMintError) -> UInt64 {
         switch info {
         case 0..<24:
             return UInt64(info)
         case 24...27:
             let width = 1 << Int(info - 24)
             guard remaining >= width else {
-                throw error(.truncated, "the input ends inside a \(width)-byte argument", at: start)
+                throw error(.cbor.truncated, "the input ends inside a \(width)-byte argument", at: start)
             }
             var value: UInt64 = 0
             for offset in 0..<width {
@@ -243,52 +206,52 @@ struct CBORReader {
             if requireCanonical {
                 let smallest: UInt64 = width == 1 ? 24 : 1 << UInt64(width * 4)
                 if value < smallest {
-                    throw error(.nonCanonical, "argument \(value) is not in its shortest form", at: start)
+                    throw error(.cbor.nonCanonical, "argument \(value) is not in its shortest form", at: start)
                 }
             }
             return value
         case 28...30:
-            throw error(.unsupported, "reserved additional information \(info)", at: start)
+            throw error(.cbor.unsupported, "reserved additional information \(info)", at: start)
         default:  // 31
             if (2...5).contains(major) {
-                throw error(.unsupported, "indefinite-length items are not supported", at: start)
+                throw error(.cbor.unsupported, "indefinite-length items are not supported", at: start)
             }
-            throw error(.unsupported, "additional information 31 is not valid for major type \(major)", at: start)
+            throw error(.cbor.unsupported, "additional information 31 is not valid for major type \(major)", at: start)
         }
     }
 
     /// Reads major type 7 with additional information `info`.
-    mutating func readSimple(_ info: UInt8, start: Int) throws(CBORError) -> CBOR {
+    mutating func readSimple(_ info: UInt8, start: Int) throws(TokenMintError) -> CBOR {
         switch info {
         case 20...23:
             return .simple(info)
         case 0..<20:
-            throw error(.invalidSimple, "unassigned simple value \(info)", at: start)
+            throw error(.cbor.invalidSimple, "unassigned simple value \(info)", at: start)
         case 24:
             guard index < bytes.endIndex else {
-                throw error(.truncated, "the input ends inside a two-byte simple value", at: start)
+                throw error(.cbor.truncated, "the input ends inside a two-byte simple value", at: start)
             }
             let value = bytes[index]
             index += 1
             if value < 32 {
-                throw error(.invalidSimple, "two-byte encoding of simple value \(value), which is not well-formed",
+                throw error(.cbor.invalidSimple, "two-byte encoding of simple value \(value), which is not well-formed",
                             at: start)
             }
-            throw error(.invalidSimple, "unassigned simple value \(value)", at: start)
+            throw error(.cbor.invalidSimple, "unassigned simple value \(value)", at: start)
         case 25...27:
-            throw error(.unsupported, "floating-point numbers are not supported", at: start)
+            throw error(.cbor.unsupported, "floating-point numbers are not supported", at: start)
         case 28...30:
-            throw error(.unsupported, "reserved additional information \(info)", at: start)
+            throw error(.cbor.unsupported, "reserved additional information \(info)", at: start)
         default:  // 31
-            throw error(.unsupported, "unexpected break byte (indefinite-length items are not supported)", at: start)
+            throw error(.cbor.unsupported, "unexpected break byte (indefinite-length items are not supported)", at: start)
         }
     }
 
     /// Checks that `length` content bytes remain, then consumes them and
     /// returns their range. Nothing is allocated before the check.
-    mutating func contentRange(length: UInt64, kind: String, start: Int) throws(CBORError) -> Range<Int> {
+    mutating func contentRange(length: UInt64, kind: String, start: Int) throws(TokenMintError) -> Range<Int> {
         guard length <= UInt64(remaining) else {
-            throw error(.truncated, "\(kind) of length \(length) runs past the end of the input (\(remaining) bytes left)",
+            throw error(.cbor.truncated, "\(kind) of length \(length) runs past the end of the input (\(remaining) bytes left)",
                         at: start)
         }
         let range = index..<(index + Int(length))
@@ -297,18 +260,18 @@ struct CBORReader {
     }
 
     /// Refuses a container that would nest deeper than the limit.
-    func enterContainer(depth: Int, start: Int) throws(CBORError) {
+    func enterContainer(depth: Int, start: Int) throws(TokenMintError) {
         guard depth < limits.maximumDepth else {
-            throw error(.tooDeep, "nesting deeper than maximumDepth (\(limits.maximumDepth))", at: start)
+            throw error(.cbor.tooDeep, "nesting deeper than maximumDepth (\(limits.maximumDepth))", at: start)
         }
     }
 
     /// Reads `count` array elements.
-    mutating func readArray(count: UInt64, depth: Int, start: Int) throws(CBORError) -> CBOR {
+    mutating func readArray(count: UInt64, depth: Int, start: Int) throws(TokenMintError) -> CBOR {
         try enterContainer(depth: depth, start: start)
         // Every element takes at least one byte.
         guard count <= UInt64(remaining) else {
-            throw error(.truncated, "array of \(count) elements runs past the end of the input (\(remaining) bytes left)",
+            throw error(.cbor.truncated, "array of \(count) elements runs past the end of the input (\(remaining) bytes left)",
                         at: start)
         }
         var elements: [CBOR] = []
@@ -321,11 +284,11 @@ struct CBORReader {
 
     /// Reads `count` map entries, refusing duplicate keys and, when canonical
     /// form is required, keys out of order.
-    mutating func readMap(count: UInt64, depth: Int, start: Int) throws(CBORError) -> CBOR {
+    mutating func readMap(count: UInt64, depth: Int, start: Int) throws(TokenMintError) -> CBOR {
         try enterContainer(depth: depth, start: start)
         // Every entry takes at least two bytes.
         guard count <= UInt64(remaining) / 2 else {
-            throw error(.truncated, "map of \(count) entries runs past the end of the input (\(remaining) bytes left)",
+            throw error(.cbor.truncated, "map of \(count) entries runs past the end of the input (\(remaining) bytes left)",
                         at: start)
         }
         var entries: [CBORMapEntry] = []
@@ -339,10 +302,10 @@ struct CBORReader {
             // written differently but meaning the same are duplicates too.
             let encodedKey = CBOREncoder.encode(key)
             guard seen.insert(encodedKey).inserted else {
-                throw error(.duplicateKey, "duplicate map key \(CBORReader.brief(key))", at: keyStart)
+                throw error(.cbor.duplicateKey, "duplicate map key \(CBORReader.brief(key))", at: keyStart)
             }
             if requireCanonical, let previous, !CBOREncoder.keyPrecedes(previous, encodedKey) {
-                throw error(.nonCanonical, "map key \(CBORReader.brief(key)) is out of canonical order", at: keyStart)
+                throw error(.cbor.nonCanonical, "map key \(CBORReader.brief(key)) is out of canonical order", at: keyStart)
             }
             previous = encodedKey
             let value = try readItem(depth: depth + 1)

@@ -1,4 +1,5 @@
 #if canImport(FoundationEssentials)
+public import TokenMintCore
 public import FoundationEssentials
 #else
 public import Foundation
@@ -15,13 +16,13 @@ extension DataProtocol {
         return Array(self).withUnsafeBytes(body)
     }
 
-    /// As `withContiguousBytes`, for a body that throws a `CryptoError`.
+    /// As `withContiguousBytes`, for a body that throws a `TokenMintError`.
     @inlinable
     func withContiguousBytes<R>(
-        throwing body: (UnsafeRawBufferPointer) throws(CryptoError) -> R
-    ) throws(CryptoError) -> R {
-        let result: Result<R, CryptoError> = withContiguousBytes { buffer in
-            do throws(CryptoError) { return .success(try body(buffer)) } catch { return .failure(error) }
+        throwing body: (UnsafeRawBufferPointer) throws(TokenMintError) -> R
+    ) throws(TokenMintError) -> R {
+        let result: Result<R, TokenMintError> = withContiguousBytes { buffer in
+            do throws(TokenMintError) { return .success(try body(buffer)) } catch { return .failure(error) }
         }
         return try result.get()
     }

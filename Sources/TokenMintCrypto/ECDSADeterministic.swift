@@ -1,3 +1,4 @@
+import TokenMintCore
 internal import CLibCrypto
 internal import CSodium
 
@@ -21,13 +22,13 @@ final class CurveGroup: @unchecked Sendable {
 
     deinit { EC_GROUP_free(group) }
 
-    private func requireGroup() throws(CryptoError) -> OpaquePointer {
+    private func requireGroup() throws(TokenMintError) -> OpaquePointer {
         guard let group, !order.isEmpty else { throw .unsupported("curve \(name) is not available in this OpenSSL") }
         return group
     }
 
     /// The uncompressed point d·G, for a private scalar BIGNUM the caller owns.
-    func publicPoint(forPrivate d: OpaquePointer) throws(CryptoError) -> [UInt8] {
+    func publicPoint(forPrivate d: OpaquePointer) throws(TokenMintError) -> [UInt8] {
         let group = try requireGroup()
         guard let point = EC_POINT_new(group) else { throw OpenSSL.failure("EC_POINT_new") }
         defer { EC_POINT_free(point) }
@@ -36,17 +37,17 @@ final class CurveGroup: @unchecked Sendable {
     }
 
     /// Re-encodes any valid SEC1 point as uncompressed 04‖x‖y.
-    func uncompressed(_ encoded: [UInt8]) throws(CryptoError) -> [UInt8] {
+    func uncompressed(_ encoded: [UInt8]) throws(TokenMintError) -> [UInt8] {
         let group = try requireGroup()
         guard let point = EC_POINT_new(group) else { throw OpenSSL.failure("EC_POINT_new") }
         defer { EC_POINT_free(point) }
         guard EC_POINT_oct2point(group, point, encoded, encoded.count, nil) == 1,
             EC_POINT_is_at_infinity(group, point) == 0
-        else { throw OpenSSL.error(.invalidKey, "point is not on \(name)") }
+        else { throw OpenSSL.error(.crypto.invalidKey, "point is not on \(name)") }
         return try encode(point, group: group)
     }
 
-    private func encode(_ point: OpaquePointer, group: OpaquePointer) throws(CryptoError) -> [UInt8] {
+    private func encode(_ point: OpaquePointer, group: OpaquePointer) throws(TokenMintError) -> [UInt8] {
         let length = EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, nil, 0, nil)
         guard length > 0 else { throw OpenSSL.failure("EC_POINT_point2oct") }
         var out = [UInt8](repeating: 0, count: length)
@@ -64,7 +65,7 @@ final class ECKeyPair: @unchecked Sendable {
     let curve: ECDSA.Curve
     private let ecKey: OpaquePointer
 
-    init(pkey: PKey, curve: ECDSA.Curve) throws(CryptoError) {
+    init(pkey: PKey, curve: ECDSA.Curve) throws(TokenMintError) {
         guard let ecKey = EVP_PKEY_get1_EC_KEY(pkey.pointer) else { throw OpenSSL.failure("EVP_PKEY_get1_EC_KEY") }
         self.pkey = pkey
         self.curve = curve
@@ -76,7 +77,7 @@ final class ECKeyPair: @unchecked Sendable {
     /// RFC 6979 §3.2: k from an HMAC_DRBG keyed with the private scalar and
     /// the message hash; then ECDSA with that k (§2.4). The HMAC is OpenSSL's;
     /// the arithmetic is OpenSSL's BIGNUM and EC_POINT calls.
-    func deterministicSignature(digest: [UInt8], hash: HashFunction) throws(CryptoError) -> ECDSA.Signature {
+    func deterministicSignature(digest: [UInt8], hash: HashFunction) throws(TokenMintError) -> ECDSA.Signature {
         guard let group = EC_KEY_get0_group(ecKey), let order = EC_GROUP_get0_order(group),
             let d = EC_KEY_get0_private_key(ecKey)
         else { throw OpenSSL.failure("EC key has no group or private scalar") }
@@ -132,7 +133,7 @@ final class ECKeyPair: @unchecked Sendable {
             k = try mac(hash, key: k, v + [0x00])
             v = try mac(hash, key: k, v)
         }
-        throw CryptoError(.libraryFailure, "RFC 6979: no usable nonce found")
+        throw TokenMintError(.crypto.libraryFailure, "RFC 6979: no usable nonce found")
     }
 
     /// One ECDSA signature with nonce k, or nil when r or s came out zero
@@ -140,7 +141,7 @@ final class ECKeyPair: @unchecked Sendable {
     private func sign(
         digest: [UInt8], k: OpaquePointer, group: OpaquePointer, order: OpaquePointer, point: OpaquePointer,
         px: OpaquePointer, r: OpaquePointer, context: OpaquePointer
-    ) throws(CryptoError) -> ECDSA.Signature? {
+    ) throws(TokenMintError) -> ECDSA.Signature? {
         guard EC_POINT_mul(group, point, k, nil, nil, context) == 1,
             EC_POINT_get_affine_coordinates(group, point, px, nil, context) == 1,
             BN_nnmod(r, px, order, context) == 1
@@ -163,7 +164,7 @@ final class ECKeyPair: @unchecked Sendable {
     /// HMAC for the DRBG. The key changes at every step, so a keyed template
     /// does not help; libsodium's HMAC-SHA-256/512 skip OpenSSL's per-call
     /// algorithm fetch, and OpenSSL's HMAC() serves the other hashes.
-    private func mac(_ hash: HashFunction, key: [UInt8], _ data: [UInt8]) throws(CryptoError) -> [UInt8] {
+    private func mac(_ hash: HashFunction, key: [UInt8], _ data: [UInt8]) throws(TokenMintError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 64)
         var length = 0
         if hash == .sha256 {
@@ -193,7 +194,7 @@ final class ECKeyPair: @unchecked Sendable {
     }
 
     /// bits2int (RFC 6979 §2.3.2): the leftmost qlen bits of `bytes`.
-    private func bits2int(_ bytes: [UInt8], qlen: Int, into bn: OpaquePointer) throws(CryptoError) {
+    private func bits2int(_ bytes: [UInt8], qlen: Int, into bn: OpaquePointer) throws(TokenMintError) {
         guard BN_bin2bn(bytes, Int32(bytes.count), bn) != nil else { throw OpenSSL.failure("BN_bin2bn") }
         let excess = bytes.count * 8 - qlen
         if excess > 0, BN_rshift(bn, bn, Int32(excess)) != 1 { throw OpenSSL.failure("BN_rshift") }
@@ -202,7 +203,7 @@ final class ECKeyPair: @unchecked Sendable {
     /// bits2octets (RFC 6979 §2.3.4): int2octets(bits2int(h) mod q).
     private func bits2octets(
         _ digest: [UInt8], order: OpaquePointer, qlen: Int, rlen: Int, context: OpaquePointer
-    ) throws(CryptoError) -> [UInt8] {
+    ) throws(TokenMintError) -> [UInt8] {
         guard let z = BN_new() else { throw OpenSSL.failure("BN_new") }
         defer { BN_clear_free(z) }
         try bits2int(digest, qlen: qlen, into: z)
@@ -236,10 +237,10 @@ enum DER {
 
     /// Parses `SEQUENCE { INTEGER r, INTEGER s }` and returns r and s padded
     /// to `scalarByteCount`.
-    static func decodeSignature(_ der: [UInt8], scalarByteCount: Int) throws(CryptoError) -> ([UInt8], [UInt8]) {
+    static func decodeSignature(_ der: [UInt8], scalarByteCount: Int) throws(TokenMintError) -> ([UInt8], [UInt8]) {
         var index = 0
-        func fail(_ why: String) -> CryptoError { .invalidSignature("DER signature: \(why)") }
-        func readLength() throws(CryptoError) -> Int {
+        func fail(_ why: String) -> TokenMintError { .invalidSignature("DER signature: \(why)") }
+        func readLength() throws(TokenMintError) -> Int {
             guard index < der.count else { throw fail("truncated length") }
             let first = der[index]
             index += 1
@@ -254,7 +255,7 @@ enum DER {
             guard value >= 0x80, count == 1 || value > 0xff else { throw fail("non-minimal length") }
             return value
         }
-        func readInteger() throws(CryptoError) -> [UInt8] {
+        func readInteger() throws(TokenMintError) -> [UInt8] {
             guard index < der.count, der[index] == 0x02 else { throw fail("expected INTEGER") }
             index += 1
             let n = try readLength()

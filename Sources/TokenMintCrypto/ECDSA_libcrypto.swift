@@ -1,3 +1,4 @@
+public import TokenMintCore
 internal import CLibCrypto
 
 #if canImport(FoundationEssentials)
@@ -106,18 +107,18 @@ public enum ECDSA {
         public var derRepresentation: [UInt8] { DER.encodeSignature(r: r, s: s) }
 
         /// Parses r‖s. Exactly two scalars of the curve's size; r and s in [1, n−1].
-        public init(rawRepresentation raw: some DataProtocol, curve: Curve) throws(CryptoError) {
+        public init(rawRepresentation raw: some DataProtocol, curve: Curve) throws(TokenMintError) {
             try self.init(p1363: Array(raw), curve: curve)
         }
 
         /// Parses r‖s (the non-generic entry point).
-        public init(rawRepresentation bytes: [UInt8], curve: Curve) throws(CryptoError) {
+        public init(rawRepresentation bytes: [UInt8], curve: Curve) throws(TokenMintError) {
             try self.init(p1363: bytes, curve: curve)
         }
 
         /// Parses r‖s. Named apart from the public initializers: a generic
         /// one calling `init(rawRepresentation:)` with an array bound to itself.
-        init(p1363 bytes: [UInt8], curve: Curve) throws(CryptoError) {
+        init(p1363 bytes: [UInt8], curve: Curve) throws(TokenMintError) {
             let size = curve.scalarByteCount
             guard bytes.count == 2 * size else {
                 throw .invalidSignature("\(curve) signature must be \(2 * size) bytes (r‖s), got \(bytes.count)")
@@ -127,12 +128,12 @@ public enum ECDSA {
 
         /// Parses strict DER: definite minimal lengths, minimal positive
         /// INTEGERs, nothing after the SEQUENCE; r and s in [1, n−1].
-        public init(derRepresentation der: some DataProtocol, curve: Curve) throws(CryptoError) {
+        public init(derRepresentation der: some DataProtocol, curve: Curve) throws(TokenMintError) {
             let (r, s) = try DER.decodeSignature(Array(der), scalarByteCount: curve.scalarByteCount)
             try self.init(curve: curve, r: r, s: s)
         }
 
-        init(curve: Curve, r: [UInt8], s: [UInt8]) throws(CryptoError) {
+        init(curve: Curve, r: [UInt8], s: [UInt8]) throws(TokenMintError) {
             let order = curve.group.order
             for (name, value) in [("r", r), ("s", s)] {
                 guard value.contains(where: { $0 != 0 }) else {
@@ -157,7 +158,7 @@ public enum ECDSA {
         public let publicKey: PublicKey
 
         /// A new random key on `curve`.
-        public init(curve: Curve = .p256) throws(CryptoError) {
+        public init(curve: Curve = .p256) throws(TokenMintError) {
             let context = try PKey.context("EC")
             defer { EVP_PKEY_CTX_free(context) }
             var generated: OpaquePointer? = nil
@@ -170,20 +171,20 @@ public enum ECDSA {
 
         /// The key for the private scalar d (big-endian; at most the order's
         /// size; must lie in [1, n−1]). The public point is computed.
-        public init(rawRepresentation d: some DataProtocol, curve: Curve) throws(CryptoError) {
-            let pkey = try d.withContiguousBytes(throwing: { (scalar) throws(CryptoError) in try PrivateKey.pkey(scalar: scalar, curve: curve) })
+        public init(rawRepresentation d: some DataProtocol, curve: Curve) throws(TokenMintError) {
+            let pkey = try d.withContiguousBytes(throwing: { (scalar) throws(TokenMintError) in try PrivateKey.pkey(scalar: scalar, curve: curve) })
             try self.init(validated: pkey, curve: curve, check: false)
         }
 
         /// The key for a private scalar held in secure memory: read in
         /// place, never copied into ordinary memory.
-        public init(rawRepresentation d: SecureBytes, curve: Curve) throws(CryptoError) {
-            let pkey = try d.withUnsafeBytes { (scalar) throws(CryptoError) in try PrivateKey.pkey(scalar: scalar, curve: curve) }
+        public init(rawRepresentation d: SecureBytes, curve: Curve) throws(TokenMintError) {
+            let pkey = try d.withUnsafeBytes { (scalar) throws(TokenMintError) in try PrivateKey.pkey(scalar: scalar, curve: curve) }
             try self.init(validated: pkey, curve: curve, check: false)
         }
 
         /// An EC key from its scalar, checked to lie in [1, n−1].
-        static func pkey(scalar: UnsafeRawBufferPointer, curve: Curve) throws(CryptoError) -> PKey {
+        static func pkey(scalar: UnsafeRawBufferPointer, curve: Curve) throws(TokenMintError) -> PKey {
             guard scalar.count == curve.scalarByteCount else {
                 throw .invalidKeySize("\(curve) private key must be \(curve.scalarByteCount) bytes, got \(scalar.count)")
             }
@@ -196,7 +197,7 @@ public enum ECDSA {
                 BN_clear_free(d)
                 throw error
             }
-            return try PKey.fromParameters(keyType: "EC", privatePart: true) { builder throws(CryptoError) in
+            return try PKey.fromParameters(keyType: "EC", privatePart: true) { builder throws(TokenMintError) in
                 try builder.push("priv", taking: d)
                 try builder.push("group", string: curve.openSSLName)
                 try builder.push("pub", octets: point)
@@ -205,18 +206,18 @@ public enum ECDSA {
 
         /// A PEM key: PKCS#8 (`PRIVATE KEY`) or SEC1 (`EC PRIVATE KEY`). When
         /// `curve` is given, a key on another curve is refused.
-        public init(pemRepresentation pem: String, curve: Curve? = nil) throws(CryptoError) {
+        public init(pemRepresentation pem: String, curve: Curve? = nil) throws(TokenMintError) {
             let pkey = try PKey.decode(Array(pem.utf8), format: .pem, keyType: "EC", wantPrivate: true)
             try self.init(validated: pkey, curve: curve, check: true)
         }
 
         /// A DER key: PKCS#8 or SEC1.
-        public init(derRepresentation der: some DataProtocol, curve: Curve? = nil) throws(CryptoError) {
+        public init(derRepresentation der: some DataProtocol, curve: Curve? = nil) throws(TokenMintError) {
             let pkey = try PKey.decode(Array(der), format: .der, keyType: "EC", wantPrivate: true)
             try self.init(validated: pkey, curve: curve, check: true)
         }
 
-        init(validated pkey: PKey, curve expected: Curve?, check: Bool) throws(CryptoError) {
+        init(validated pkey: PKey, curve expected: Curve?, check: Bool) throws(TokenMintError) {
             let curve = try ECDSA.curve(of: pkey, expected: expected)
             guard pkey.hasPrivateKey else { throw .invalidKey("the \(curve) key has no private part") }
             if check { try pkey.check(privatePart: true) }
@@ -226,7 +227,7 @@ public enum ECDSA {
 
         /// The private scalar d, big-endian, padded to the order's size.
         public var rawRepresentation: SecureBytes {
-            get throws(CryptoError) {
+            get throws(TokenMintError) {
                 guard let d = key.pkey.bignumParameter(OSSL_PKEY_PARAM_PRIV_KEY) else {
                     throw OpenSSL.failure("cannot read the private scalar")
                 }
@@ -237,21 +238,21 @@ public enum ECDSA {
 
         /// PKCS#8 PEM.
         public var pemRepresentation: String {
-            get throws(CryptoError) { try key.pkey.encodePEM(structure: "PrivateKeyInfo", privatePart: true) }
+            get throws(TokenMintError) { try key.pkey.encodePEM(structure: "PrivateKeyInfo", privatePart: true) }
         }
         /// PKCS#8 DER.
         public var derRepresentation: SecureBytes {
-            get throws(CryptoError) {
+            get throws(TokenMintError) {
                 SecureBytes(try key.pkey.encode(format: .der, structure: "PrivateKeyInfo", privatePart: true))
             }
         }
         /// SEC1 PEM (`-----BEGIN EC PRIVATE KEY-----`).
         public var sec1PEMRepresentation: String {
-            get throws(CryptoError) { try key.pkey.encodePEM(structure: "type-specific", privatePart: true) }
+            get throws(TokenMintError) { try key.pkey.encodePEM(structure: "type-specific", privatePart: true) }
         }
         /// SEC1 DER.
         public var sec1DERRepresentation: SecureBytes {
-            get throws(CryptoError) {
+            get throws(TokenMintError) {
                 SecureBytes(try key.pkey.encode(format: .der, structure: "type-specific", privatePart: true))
             }
         }
@@ -260,8 +261,8 @@ public enum ECDSA {
         /// - Throws: `unsupportedAlgorithm` for SHA-1; `libraryFailure` if OpenSSL fails.
         public func signature(
             for message: some DataProtocol, hash: HashFunction? = nil, nonce: Nonce = .random
-        ) throws(CryptoError) -> Signature {
-            try message.withContiguousBytes(throwing: { bytes throws(CryptoError) in
+        ) throws(TokenMintError) -> Signature {
+            try message.withContiguousBytes(throwing: { bytes throws(TokenMintError) in
                 try signature(for: bytes, hash: hash, nonce: nonce)
             })
         }
@@ -269,7 +270,7 @@ public enum ECDSA {
         /// Signs the bytes in `message`.
         public func signature(
             for message: UnsafeRawBufferPointer, hash: HashFunction? = nil, nonce: Nonce = .random
-        ) throws(CryptoError) -> Signature {
+        ) throws(TokenMintError) -> Signature {
             let hash = hash ?? curve.defaultHash
             guard hash.isAllowedForSigning else { throw .unsupported("ECDSA signing with \(hash.name) is refused") }
             switch nonce {
@@ -283,7 +284,7 @@ public enum ECDSA {
 
         /// Signs a digest computed by the caller, with an RFC 6979 nonce
         /// derived with `hash` (which must be the hash that made `digest`).
-        public func deterministicSignature(forDigest digest: some DataProtocol, hash: HashFunction) throws(CryptoError) -> Signature {
+        public func deterministicSignature(forDigest digest: some DataProtocol, hash: HashFunction) throws(TokenMintError) -> Signature {
             guard hash.isAllowedForSigning else { throw .unsupported("ECDSA signing with \(hash.name) is refused") }
             guard digest.count == hash.digestSize else {
                 throw .invalidParameter("digest must be \(hash.digestSize) bytes for \(hash.name)")
@@ -309,7 +310,7 @@ public enum ECDSA {
 
         /// The key for the affine point (x, y), each padded to the field size.
         /// - Throws: `invalidKey` when the point is not on the curve.
-        public init(x: some DataProtocol, y: some DataProtocol, curve: Curve) throws(CryptoError) {
+        public init(x: some DataProtocol, y: some DataProtocol, curve: Curve) throws(TokenMintError) {
             let n = curve.coordinateByteCount
             guard x.count == n, y.count == n else {
                 throw .invalidKeySize("\(curve) coordinates must be \(n) bytes each")
@@ -319,13 +320,13 @@ public enum ECDSA {
 
         /// The key for a SEC1 point: uncompressed (04‖x‖y) or compressed (02/03‖x).
         /// - Throws: `invalidKey` when the point is not on the curve or is the point at infinity.
-        public init(x963Representation point: some DataProtocol, curve: Curve) throws(CryptoError) {
+        public init(x963Representation point: some DataProtocol, curve: Curve) throws(TokenMintError) {
             let bytes = Array(point)
             let n = curve.coordinateByteCount
             let validLength = (bytes.first == 0x04 && bytes.count == 1 + 2 * n)
                 || ((bytes.first == 0x02 || bytes.first == 0x03) && bytes.count == 1 + n)
             guard validLength else { throw .invalidKey("not a SEC1 point encoding for \(curve)") }
-            let pkey = try PKey.fromParameters(keyType: "EC", privatePart: false) { builder throws(CryptoError) in
+            let pkey = try PKey.fromParameters(keyType: "EC", privatePart: false) { builder throws(TokenMintError) in
                 try builder.push("group", string: curve.openSSLName)
                 try builder.push("pub", octets: bytes)
             }
@@ -334,22 +335,22 @@ public enum ECDSA {
         }
 
         /// An SPKI PEM key (a private key PEM yields its public key).
-        public init(pemRepresentation pem: String, curve: Curve? = nil) throws(CryptoError) {
+        public init(pemRepresentation pem: String, curve: Curve? = nil) throws(TokenMintError) {
             let pkey = try PKey.decode(Array(pem.utf8), format: .pem, keyType: "EC", wantPrivate: false)
             try pkey.check(privatePart: false)
             try self.init(pkey: pkey, curve: ECDSA.curve(of: pkey, expected: curve))
         }
 
         /// An SPKI DER key.
-        public init(derRepresentation der: some DataProtocol, curve: Curve? = nil) throws(CryptoError) {
+        public init(derRepresentation der: some DataProtocol, curve: Curve? = nil) throws(TokenMintError) {
             let pkey = try PKey.decode(Array(der), format: .der, keyType: "EC", wantPrivate: false)
             try pkey.check(privatePart: false)
             try self.init(pkey: pkey, curve: ECDSA.curve(of: pkey, expected: curve))
         }
 
-        init(pkey: PKey, curve: Curve) throws(CryptoError) {
+        init(pkey: PKey, curve: Curve) throws(TokenMintError) {
             guard let point = try? curve.group.uncompressed(pkey.octetParameter(OSSL_PKEY_PARAM_PUB_KEY) ?? []) else {
-                throw OpenSSL.error(.invalidKey, "cannot read the \(curve) public point")
+                throw OpenSSL.error(.crypto.invalidKey, "cannot read the \(curve) public point")
             }
             self.pkey = pkey
             self.curve = curve
@@ -358,11 +359,11 @@ public enum ECDSA {
 
         /// SPKI PEM.
         public var pemRepresentation: String {
-            get throws(CryptoError) { try pkey.encodePEM(structure: "SubjectPublicKeyInfo", privatePart: false) }
+            get throws(TokenMintError) { try pkey.encodePEM(structure: "SubjectPublicKeyInfo", privatePart: false) }
         }
         /// SPKI DER.
         public var derRepresentation: [UInt8] {
-            get throws(CryptoError) { try pkey.encode(format: .der, structure: "SubjectPublicKeyInfo", privatePart: false) }
+            get throws(TokenMintError) { try pkey.encode(format: .der, structure: "SubjectPublicKeyInfo", privatePart: false) }
         }
 
         /// Verifies `signature` over `message` hashed with `hash` (default: the
@@ -386,7 +387,7 @@ public enum ECDSA {
         public func hash(into hasher: inout Hasher) { hasher.combine(x963Representation) }
     }
 
-    static func curve(of pkey: PKey, expected: Curve?) throws(CryptoError) -> Curve {
+    static func curve(of pkey: PKey, expected: Curve?) throws(TokenMintError) -> Curve {
         guard pkey.typeName == "EC", let groupName = pkey.stringParameter(OSSL_PKEY_PARAM_GROUP_NAME) else {
             throw .invalidKey("not an EC key on a named curve")
         }

@@ -1,3 +1,4 @@
+public import TokenMintCore
 internal import CSodium
 internal import CLibCrypto
 
@@ -31,47 +32,47 @@ public enum Ed25519 {
         }
 
         /// The key for a 32-byte seed (RFC 8032's "private key").
-        public init(rawRepresentation seed: some DataProtocol) throws(CryptoError) {
+        public init(rawRepresentation seed: some DataProtocol) throws(TokenMintError) {
             (secretKey, publicKey) = try seed.withContiguousBytes(throwing: PrivateKey.expand)
         }
 
         /// The key for a 32-byte seed held in secure memory: the seed is
         /// read in place, never copied into ordinary memory.
-        public init(rawRepresentation seed: SecureBytes) throws(CryptoError) {
-            (secretKey, publicKey) = try seed.withUnsafeBytes { (s) throws(CryptoError) in try PrivateKey.expand(s) }
+        public init(rawRepresentation seed: SecureBytes) throws(TokenMintError) {
+            (secretKey, publicKey) = try seed.withUnsafeBytes { (s) throws(TokenMintError) in try PrivateKey.expand(s) }
         }
 
         /// libsodium's secret key (seed ‖ public key) and the public key for a seed.
-        static func expand(_ seed: UnsafeRawBufferPointer) throws(CryptoError) -> (SecureBytes, PublicKey) {
+        static func expand(_ seed: UnsafeRawBufferPointer) throws(TokenMintError) -> (SecureBytes, PublicKey) {
             try Sodium.ensure()
             guard seed.count == 32 else {
                 throw .invalidKeySize("Ed25519 private key must be 32 bytes, got \(seed.count)")
             }
             var publicBytes = [UInt8](repeating: 0, count: 32)
-            let secretKey = try SecureBytes(count: 64) { sk throws(CryptoError) in
+            let secretKey = try SecureBytes(count: 64) { sk throws(TokenMintError) in
                 guard crypto_sign_seed_keypair(&publicBytes, sk.bytes, seed.bytes) == 0 else {
-                    throw CryptoError(.libraryFailure, "crypto_sign_seed_keypair failed")
+                    throw TokenMintError(.crypto.libraryFailure, "crypto_sign_seed_keypair failed")
                 }
             }
             return (secretKey, PublicKey(trusted: publicBytes))
         }
 
         /// A PKCS#8 PEM key (`-----BEGIN PRIVATE KEY-----`).
-        public init(pemRepresentation pem: String) throws(CryptoError) {
+        public init(pemRepresentation pem: String) throws(TokenMintError) {
             try self.init(encoded: Array(pem.utf8), format: .pem)
         }
 
         /// A PKCS#8 DER key.
-        public init(derRepresentation der: some DataProtocol) throws(CryptoError) {
+        public init(derRepresentation der: some DataProtocol) throws(TokenMintError) {
             try self.init(encoded: Array(der), format: .der)
         }
 
-        private init(encoded: [UInt8], format: PKey.Format) throws(CryptoError) {
+        private init(encoded: [UInt8], format: PKey.Format) throws(TokenMintError) {
             let key = try PKey.decode(encoded, format: format, keyType: "ED25519", wantPrivate: true)
             var length = 32
-            let seed = try SecureBytes(count: 32) { out throws(CryptoError) in
+            let seed = try SecureBytes(count: 32) { out throws(TokenMintError) in
                 guard EVP_PKEY_get_raw_private_key(key.pointer, out.baseAddress, &length) == 1, length == 32 else {
-                    throw OpenSSL.error(.invalidKey, "not an Ed25519 private key")
+                    throw OpenSSL.error(.crypto.invalidKey, "not an Ed25519 private key")
                 }
             }
             try self.init(rawRepresentation: seed)
@@ -86,15 +87,15 @@ public enum Ed25519 {
 
         /// PKCS#8 PEM.
         public var pemRepresentation: String {
-            get throws(CryptoError) { String(decoding: try encoded(.pem), as: UTF8.self) }
+            get throws(TokenMintError) { String(decoding: try encoded(.pem), as: UTF8.self) }
         }
 
         /// PKCS#8 DER.
         public var derRepresentation: SecureBytes {
-            get throws(CryptoError) { SecureBytes(try encoded(.der)) }
+            get throws(TokenMintError) { SecureBytes(try encoded(.der)) }
         }
 
-        private func encoded(_ format: PKey.Format) throws(CryptoError) -> [UInt8] {
+        private func encoded(_ format: PKey.Format) throws(TokenMintError) -> [UInt8] {
             let key: OpaquePointer? = secretKey.withUnsafeBytes { sk in
                 EVP_PKEY_new_raw_private_key_ex(nil, "ED25519", nil, sk.bytes, 32)
             }
@@ -103,7 +104,7 @@ public enum Ed25519 {
         }
 
         /// The 64-byte signature of `message`.
-        public func signature(for message: some DataProtocol) throws(CryptoError) -> [UInt8] {
+        public func signature(for message: some DataProtocol) throws(TokenMintError) -> [UInt8] {
             message.withContiguousBytes { signature(for: $0) }
         }
 
@@ -128,7 +129,7 @@ public enum Ed25519 {
 
         /// A 32-byte public key. The point itself is checked when verifying
         /// (libsodium rejects non-canonical and small-order keys).
-        public init(rawRepresentation bytes: some DataProtocol) throws(CryptoError) {
+        public init(rawRepresentation bytes: some DataProtocol) throws(TokenMintError) {
             guard bytes.count == 32 else {
                 throw .invalidKeySize("Ed25519 public key must be 32 bytes, got \(bytes.count)")
             }
@@ -137,36 +138,36 @@ public enum Ed25519 {
 
         /// An SPKI PEM key (`-----BEGIN PUBLIC KEY-----`). A PKCS#8 private key
         /// PEM is accepted too and yields its public key.
-        public init(pemRepresentation pem: String) throws(CryptoError) {
+        public init(pemRepresentation pem: String) throws(TokenMintError) {
             try self.init(encoded: Array(pem.utf8), format: .pem)
         }
 
         /// An SPKI DER key.
-        public init(derRepresentation der: some DataProtocol) throws(CryptoError) {
+        public init(derRepresentation der: some DataProtocol) throws(TokenMintError) {
             try self.init(encoded: Array(der), format: .der)
         }
 
-        private init(encoded: [UInt8], format: PKey.Format) throws(CryptoError) {
+        private init(encoded: [UInt8], format: PKey.Format) throws(TokenMintError) {
             let key = try PKey.decode(encoded, format: format, keyType: "ED25519", wantPrivate: false)
             var raw = [UInt8](repeating: 0, count: 32)
             var length = 32
             guard EVP_PKEY_get_raw_public_key(key.pointer, &raw, &length) == 1, length == 32 else {
-                throw OpenSSL.error(.invalidKey, "not an Ed25519 public key")
+                throw OpenSSL.error(.crypto.invalidKey, "not an Ed25519 public key")
             }
             rawRepresentation = raw
         }
 
         /// SPKI PEM.
         public var pemRepresentation: String {
-            get throws(CryptoError) { String(decoding: try encoded(.pem), as: UTF8.self) }
+            get throws(TokenMintError) { String(decoding: try encoded(.pem), as: UTF8.self) }
         }
 
         /// SPKI DER.
         public var derRepresentation: [UInt8] {
-            get throws(CryptoError) { try encoded(.der) }
+            get throws(TokenMintError) { try encoded(.der) }
         }
 
-        private func encoded(_ format: PKey.Format) throws(CryptoError) -> [UInt8] {
+        private func encoded(_ format: PKey.Format) throws(TokenMintError) -> [UInt8] {
             guard let key = EVP_PKEY_new_raw_public_key_ex(nil, "ED25519", nil, rawRepresentation, 32) else {
                 throw OpenSSL.failure("EVP_PKEY_new_raw_public_key_ex")
             }

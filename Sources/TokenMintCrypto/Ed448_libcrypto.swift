@@ -1,3 +1,4 @@
+public import TokenMintCore
 internal import CLibCrypto
 
 #if canImport(FoundationEssentials)
@@ -16,11 +17,11 @@ public enum Ed448 {
         public let rawRepresentation: [UInt8]
 
         /// A 57-byte public key; OpenSSL checks the encoding.
-        public init(rawRepresentation bytes: some DataProtocol) throws(CryptoError) {
+        public init(rawRepresentation bytes: some DataProtocol) throws(TokenMintError) {
             let raw = Array(bytes)
             guard raw.count == 57 else { throw .invalidKeySize("Ed448 public key must be 57 bytes, got \(raw.count)") }
             guard let key = EVP_PKEY_new_raw_public_key_ex(nil, "ED448", nil, raw, raw.count) else {
-                throw OpenSSL.error(.invalidKey, "not an Ed448 public key")
+                throw OpenSSL.error(.crypto.invalidKey, "not an Ed448 public key")
             }
             pkey = PKey(taking: key)
             rawRepresentation = raw

@@ -1,3 +1,4 @@
+public import TokenMintCore
 internal import CSodium
 
 #if canImport(FoundationEssentials)
@@ -84,7 +85,7 @@ public enum Base64URL {
     /// Decodes unpadded base64url text that is not secret (token segments,
     /// public keys) with a table: as strict as ``decode(_:padding:)-(UnsafeRawBufferPointer,_)``
     /// but not constant-time. Secret material goes through the constant-time decoder.
-    public static func decodePublic(_ utf8: UnsafeRawBufferPointer) throws(CryptoError) -> [UInt8] {
+    public static func decodePublic(_ utf8: UnsafeRawBufferPointer) throws(TokenMintError) -> [UInt8] {
         let n = utf8.count
         guard n % 4 != 1 else { throw .invalidEncoding("base64url: impossible length \(n)") }
         let outputCount = n / 4 * 3 + [0, 0, 1, 2][n % 4]
@@ -118,16 +119,16 @@ public enum Base64URL {
     }
 
     /// Decodes base64url text strictly.
-    /// - Throws: `CryptoError.invalidEncoding` for anything that is not the
+    /// - Throws: `TokenMintError.invalidEncoding` for anything that is not the
     ///   canonical encoding of some byte string in the chosen padding mode.
-    public static func decode(_ text: some StringProtocol, padding: Padding = .none) throws(CryptoError) -> [UInt8] {
-        try Array(text.utf8).withContiguousBytes(throwing: { utf8 throws(CryptoError) in
+    public static func decode(_ text: some StringProtocol, padding: Padding = .none) throws(TokenMintError) -> [UInt8] {
+        try Array(text.utf8).withContiguousBytes(throwing: { utf8 throws(TokenMintError) in
             try decode(utf8, padding: padding)
         })
     }
 
     /// Decodes base64url text given as UTF-8 bytes.
-    public static func decode(_ utf8: UnsafeRawBufferPointer, padding: Padding = .none) throws(CryptoError) -> [UInt8] {
+    public static func decode(_ utf8: UnsafeRawBufferPointer, padding: Padding = .none) throws(TokenMintError) -> [UInt8] {
         _ = Sodium.ready
         // libsodium reads `char`, signed here: bytes ≥ 0x80 would alias '_'.
         guard !utf8.contains(where: { $0 >= 0x80 }) else {
@@ -184,7 +185,7 @@ public enum Hex {
     }
 
     /// Decodes hex text (either case). Throws on an odd length or a non-hex character.
-    public static func decode(_ text: some StringProtocol) throws(CryptoError) -> [UInt8] {
+    public static func decode(_ text: some StringProtocol) throws(TokenMintError) -> [UInt8] {
         let utf8 = Array(text.utf8)
         guard utf8.count % 2 == 0 else { throw .invalidEncoding("hex: odd number of digits") }
         var out = [UInt8]()

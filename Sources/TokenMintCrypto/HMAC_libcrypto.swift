@@ -1,3 +1,4 @@
+public import TokenMintCore
 internal import CLibCrypto
 
 #if canImport(FoundationEssentials)
@@ -25,9 +26,9 @@ public struct HMACKey: Sendable, Equatable, CustomStringConvertible {
     public static func == (lhs: HMACKey, rhs: HMACKey) -> Bool { lhs.hash == rhs.hash && lhs.bytes == rhs.bytes }
 
     /// Wraps existing key bytes.
-    /// - Throws: `CryptoError.invalidKeySize` when the key is shorter than the
+    /// - Throws: `TokenMintError.invalidKeySize` when the key is shorter than the
     ///   hash output, `unsupportedAlgorithm` for SHA-1.
-    public init(_ key: some DataProtocol, hash: HashFunction) throws(CryptoError) {
+    public init(_ key: some DataProtocol, hash: HashFunction) throws(TokenMintError) {
         guard hash.isAllowedForSigning else { throw .unsupported("HMAC keys for \(hash.name) are offered for verification only") }
         guard key.count >= hash.digestSize else {
             throw .invalidKeySize(
@@ -39,19 +40,19 @@ public struct HMACKey: Sendable, Equatable, CustomStringConvertible {
     /// Wraps key bytes without the minimum-length rule (and with SHA-1
     /// allowed). For interoperability with existing keys and known-answer
     /// tests only; an empty key is still refused.
-    public init(allowingShortKey key: some DataProtocol, hash: HashFunction) throws(CryptoError) {
+    public init(allowingShortKey key: some DataProtocol, hash: HashFunction) throws(TokenMintError) {
         guard !key.isEmpty, key.count <= 1 << 16 else { throw .invalidKeySize("HMAC key must be 1 to 65536 bytes") }
         try self.init(secret: SecureBytes(key), hash: hash)
     }
 
-    private init(secret: SecureBytes, hash: HashFunction) throws(CryptoError) {
+    private init(secret: SecureBytes, hash: HashFunction) throws(TokenMintError) {
         self.bytes = secret
         self.hash = hash
         self.keyed = try KeyedMAC(key: secret, hash: hash)
     }
 
     /// A new random key as long as the hash output.
-    public init(generatingFor hash: HashFunction) throws(CryptoError) {
+    public init(generatingFor hash: HashFunction) throws(TokenMintError) {
         try self.init(secret: SecureBytes(randomCount: hash.digestSize), hash: hash)
     }
 
@@ -104,7 +105,7 @@ public enum HMAC {
 final class KeyedMAC: @unchecked Sendable {
     private let template: OpaquePointer
 
-    init(key: SecureBytes, hash: HashFunction) throws(CryptoError) {
+    init(key: SecureBytes, hash: HashFunction) throws(TokenMintError) {
         guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else { throw OpenSSL.failure("EVP_MAC_fetch HMAC") }
         defer { EVP_MAC_free(mac) }
         guard let context = EVP_MAC_CTX_new(mac) else { throw OpenSSL.failure("EVP_MAC_CTX_new") }

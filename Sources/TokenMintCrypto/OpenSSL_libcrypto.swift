@@ -1,8 +1,9 @@
+import TokenMintCore
 internal import CLibCrypto
 import Foundation
 
 /// The one place where libcrypto return codes and its error queue become
-/// `CryptoError`s.
+/// `TokenMintError`s.
 enum OpenSSL {
     /// Drains this thread's OpenSSL error queue into one line of text.
     static func drainErrors() -> String {
@@ -21,14 +22,14 @@ enum OpenSSL {
     /// Forgets any queued errors (after an expected failure, such as a bad signature).
     static func clearErrors() { ERR_clear_error() }
 
-    /// A `CryptoError` with OpenSSL's queued error text appended.
-    static func error(_ code: CryptoError.Code, _ what: String, file: String = #fileID, line: UInt = #line) -> CryptoError {
+    /// A `TokenMintError` with OpenSSL's queued error text appended.
+    static func error(_ code: TokenMintError.Code, _ what: String, file: String = #fileID, line: UInt = #line) -> TokenMintError {
         let detail = drainErrors()
-        return CryptoError(code, detail.isEmpty ? what : "\(what) (OpenSSL: \(detail))", file: file, line: line)
+        return TokenMintError(code, detail.isEmpty ? what : "\(what) (OpenSSL: \(detail))", file: file, line: line)
     }
 
-    static func failure(_ what: String, file: String = #fileID, line: UInt = #line) -> CryptoError {
-        error(.libraryFailure, what, file: file, line: line)
+    static func failure(_ what: String, file: String = #fileID, line: UInt = #line) -> TokenMintError {
+        error(.crypto.libraryFailure, what, file: file, line: line)
     }
 
     // OSSL_KEYMGMT_SELECT_* values (openssl/core_dispatch.h).
@@ -84,9 +85,9 @@ final class PKey: @unchecked Sendable {
         var rawValue: String { "\(name)" }
     }
 
-    static func decode(_ bytes: [UInt8], format: Format, keyType: String, wantPrivate: Bool) throws(CryptoError) -> PKey {
-        let result: Result<PKey, CryptoError> = bytes.withUnsafeBytes { buffer in
-            do throws(CryptoError) {
+    static func decode(_ bytes: [UInt8], format: Format, keyType: String, wantPrivate: Bool) throws(TokenMintError) -> PKey {
+        let result: Result<PKey, TokenMintError> = bytes.withUnsafeBytes { buffer in
+            do throws(TokenMintError) {
                 return .success(try decode(buffer, format: format, keyType: keyType, wantPrivate: wantPrivate))
             } catch {
                 return .failure(error)
@@ -100,7 +101,7 @@ final class PKey: @unchecked Sendable {
     /// encoding also yields its public half).
     static func decode(
         _ bytes: UnsafeRawBufferPointer, format: Format, keyType: String, wantPrivate: Bool
-    ) throws(CryptoError) -> PKey {
+    ) throws(TokenMintError) -> PKey {
         guard bytes.count > 0, bytes.count <= 64 * 1024 else {
             throw .invalidEncoding("\(format.rawValue) key: empty or larger than 64 KiB")
         }
@@ -112,9 +113,9 @@ final class PKey: @unchecked Sendable {
         // public request that fails is retried as one: a private key
         // encoding then yields its public half.
         let selections = wantPrivate ? [OpenSSL.selectKeyPair] : [OpenSSL.selectPublicKey, OpenSSL.selectKeyPair]
-        var lastError: CryptoError? = nil
+        var lastError: TokenMintError? = nil
         for selection in selections {
-            do throws(CryptoError) {
+            do throws(TokenMintError) {
                 return try decode(bytes, format: format, keyType: keyType, selection: selection, wantPrivate: wantPrivate)
             } catch {
                 lastError = error
@@ -125,7 +126,7 @@ final class PKey: @unchecked Sendable {
 
     private static func decode(
         _ bytes: UnsafeRawBufferPointer, format: Format, keyType: String, selection: Int32, wantPrivate: Bool
-    ) throws(CryptoError) -> PKey {
+    ) throws(TokenMintError) -> PKey {
         var key: OpaquePointer? = nil
         guard let context = OSSL_DECODER_CTX_new_for_pkey(&key, format.name.cString, nil, nil, selection, nil, nil)
         else { throw OpenSSL.failure("OSSL_DECODER_CTX_new_for_pkey") }
@@ -137,7 +138,7 @@ final class PKey: @unchecked Sendable {
         let ok = OSSL_DECODER_from_data(context, &cursor, &remaining)
         guard ok == 1, let decoded = key else {
             let kind = wantPrivate ? "private" : "public"
-            throw OpenSSL.error(.invalidKey, "not a valid \(format.rawValue) \(kind) \(keyType) key")
+            throw OpenSSL.error(.crypto.invalidKey, "not a valid \(format.rawValue) \(kind) \(keyType) key")
         }
         let result = PKey(taking: decoded)
         guard result.typeName == keyType else {
@@ -155,7 +156,7 @@ final class PKey: @unchecked Sendable {
     /// block and nothing else: one BEGIN line, base64, one END line with the
     /// same label, whitespace around it at most, and a body that is exactly
     /// one DER SEQUENCE.
-    static func checkStrictPEM(_ bytes: UnsafeRawBufferPointer) throws(CryptoError) {
+    static func checkStrictPEM(_ bytes: UnsafeRawBufferPointer) throws(TokenMintError) {
         let text = String(decoding: bytes, as: UTF8.self)
         let lines = text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" })
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -197,7 +198,7 @@ final class PKey: @unchecked Sendable {
 
     /// Encodes with OpenSSL's encoders. `structure` is "PrivateKeyInfo"
     /// (PKCS#8), "SubjectPublicKeyInfo" or "type-specific" (SEC1, PKCS#1).
-    func encode(format: Format, structure: StaticString, privatePart: Bool) throws(CryptoError) -> [UInt8] {
+    func encode(format: Format, structure: StaticString, privatePart: Bool) throws(TokenMintError) -> [UInt8] {
         let selection = privatePart ? OpenSSL.selectKeyPair : OpenSSL.selectPublicKey
         guard let context = OSSL_ENCODER_CTX_new_for_pkey(pointer, selection, format.name.cString, structure.cString, nil) else {
             throw OpenSSL.failure("OSSL_ENCODER_CTX_new_for_pkey")
@@ -215,7 +216,7 @@ final class PKey: @unchecked Sendable {
         return Array(UnsafeBufferPointer(start: data, count: length))
     }
 
-    func encodePEM(structure: StaticString, privatePart: Bool) throws(CryptoError) -> String {
+    func encodePEM(structure: StaticString, privatePart: Bool) throws(TokenMintError) -> String {
         let bytes = try encode(format: .pem, structure: structure, privatePart: privatePart)
         return String(decoding: bytes, as: UTF8.self)
     }
@@ -259,8 +260,8 @@ final class PKey: @unchecked Sendable {
 
     /// Builds a key from OSSL_PARAMs (`fromdata`).
     static func fromParameters(
-        keyType: StaticString, privatePart: Bool, build: (ParameterBuilder) throws(CryptoError) -> Void
-    ) throws(CryptoError) -> PKey {
+        keyType: StaticString, privatePart: Bool, build: (ParameterBuilder) throws(TokenMintError) -> Void
+    ) throws(TokenMintError) -> PKey {
         let builder = try ParameterBuilder()
         try build(builder)
         guard let params = OSSL_PARAM_BLD_to_param(builder.pointer) else { throw OpenSSL.failure("OSSL_PARAM_BLD_to_param") }
@@ -271,12 +272,12 @@ final class PKey: @unchecked Sendable {
         guard EVP_PKEY_fromdata_init(context) == 1,
             EVP_PKEY_fromdata(context, &key, privatePart ? OpenSSL.selectKeyPair : OpenSSL.selectPublicKey, params) == 1,
             let key
-        else { throw OpenSSL.error(.invalidKey, "invalid \(keyType) key parameters") }
+        else { throw OpenSSL.error(.crypto.invalidKey, "invalid \(keyType) key parameters") }
         return PKey(taking: key)
     }
 
     /// A new `EVP_PKEY_CTX` for a key type (OpenSSL keeps the name pointer).
-    static func context(_ keyType: StaticString) throws(CryptoError) -> OpaquePointer {
+    static func context(_ keyType: StaticString) throws(TokenMintError) -> OpaquePointer {
         guard let context = EVP_PKEY_CTX_new_from_name(nil, keyType.cString, nil) else {
             throw OpenSSL.failure("EVP_PKEY_CTX_new_from_name \(keyType)")
         }
@@ -285,17 +286,17 @@ final class PKey: @unchecked Sendable {
 
     /// Runs OpenSSL's consistency checks: the public part (point on the curve,
     /// RSA modulus sanity) and, for key pairs, that the halves match.
-    func check(privatePart: Bool) throws(CryptoError) {
+    func check(privatePart: Bool) throws(TokenMintError) {
         guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pointer, nil) else {
             throw OpenSSL.failure("EVP_PKEY_CTX_new_from_pkey")
         }
         defer { EVP_PKEY_CTX_free(context) }
         guard EVP_PKEY_public_check(context) == 1 else {
-            throw OpenSSL.error(.invalidKey, "public key fails validation")
+            throw OpenSSL.error(.crypto.invalidKey, "public key fails validation")
         }
         if privatePart {
             guard EVP_PKEY_pairwise_check(context) == 1 else {
-                throw OpenSSL.error(.invalidKey, "private key does not match its public key")
+                throw OpenSSL.error(.crypto.invalidKey, "private key does not match its public key")
             }
         }
     }
@@ -305,7 +306,7 @@ final class PKey: @unchecked Sendable {
     /// `EVP_DigestSign` with an optional hash and padding set-up.
     func sign(
         _ message: UnsafeRawBufferPointer, hash: HashFunction?, configure: (OpaquePointer) -> Bool = { _ in true }
-    ) throws(CryptoError) -> [UInt8] {
+    ) throws(TokenMintError) -> [UInt8] {
         guard let mdContext = EVP_MD_CTX_new() else { throw OpenSSL.failure("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(mdContext) }
         var pkeyContext: OpaquePointer? = nil
@@ -355,13 +356,13 @@ final class ParameterBuilder {
     private var names: [UnsafeMutablePointer<CChar>] = []
 
     /// A C copy of a parameter name: the builder keeps the name pointer too.
-    private func name(_ text: String) throws(CryptoError) -> UnsafeMutablePointer<CChar> {
-        guard let copy = strdup(text) else { throw CryptoError(.libraryFailure, "out of memory") }
+    private func name(_ text: String) throws(TokenMintError) -> UnsafeMutablePointer<CChar> {
+        guard let copy = strdup(text) else { throw TokenMintError(.crypto.libraryFailure, "out of memory") }
         names.append(copy)
         return copy
     }
 
-    init() throws(CryptoError) {
+    init() throws(TokenMintError) {
         guard let pointer = OSSL_PARAM_BLD_new() else { throw OpenSSL.failure("OSSL_PARAM_BLD_new") }
         self.pointer = pointer
     }
@@ -373,22 +374,22 @@ final class ParameterBuilder {
         names.forEach { free($0) }
     }
 
-    func push(_ name: String, bignum bytes: [UInt8]) throws(CryptoError) {
+    func push(_ name: String, bignum bytes: [UInt8]) throws(TokenMintError) {
         try push(name, taking: try BigNum.make(bytes))
     }
 
     /// Pushes a secret number read in place from secure memory.
-    func push(_ name: String, secret: SecureBytes) throws(CryptoError) {
+    func push(_ name: String, secret: SecureBytes) throws(TokenMintError) {
         try push(name, taking: try BigNum.make(secret: secret))
     }
 
     /// Pushes `bn`, which the builder now owns (cleared and freed with it).
-    func push(_ name: String, taking bn: OpaquePointer) throws(CryptoError) {
+    func push(_ name: String, taking bn: OpaquePointer) throws(TokenMintError) {
         owned.append(bn)
         guard OSSL_PARAM_BLD_push_BN(pointer, try self.name(name), bn) == 1 else { throw OpenSSL.failure("OSSL_PARAM_BLD_push_BN \(name)") }
     }
 
-    func push(_ name: String, string: String) throws(CryptoError) {
+    func push(_ name: String, string: String) throws(TokenMintError) {
         strings.append(Array(string.utf8CString))
         let key = try self.name(name)
         let ok = strings[strings.count - 1].withUnsafeBufferPointer { buffer in
@@ -397,7 +398,7 @@ final class ParameterBuilder {
         guard ok == 1 else { throw OpenSSL.failure("OSSL_PARAM_BLD_push_utf8_string \(name)") }
     }
 
-    func push(_ name: String, octets bytes: [UInt8]) throws(CryptoError) {
+    func push(_ name: String, octets bytes: [UInt8]) throws(TokenMintError) {
         octets.append(bytes)
         let key = try self.name(name)
         let ok = octets[octets.count - 1].withUnsafeBytes { buffer in
@@ -432,7 +433,7 @@ enum BigNum {
     }
 
     /// A new BIGNUM from big-endian bytes; the caller frees it.
-    static func make(_ bytes: some Collection<UInt8>) throws(CryptoError) -> OpaquePointer {
+    static func make(_ bytes: some Collection<UInt8>) throws(TokenMintError) -> OpaquePointer {
         let array = Array(bytes)
         guard let bn = BN_bin2bn(array, Int32(array.count), nil) else { throw OpenSSL.failure("BN_bin2bn") }
         return bn
@@ -440,12 +441,12 @@ enum BigNum {
 
     /// A new constant-time BIGNUM from a secret read in place (no copy in
     /// ordinary memory); the caller frees it with `BN_clear_free`.
-    static func make(secret: SecureBytes) throws(CryptoError) -> OpaquePointer {
-        try secret.withUnsafeBytes { (bytes) throws(CryptoError) in try make(secret: bytes) }
+    static func make(secret: SecureBytes) throws(TokenMintError) -> OpaquePointer {
+        try secret.withUnsafeBytes { (bytes) throws(TokenMintError) in try make(secret: bytes) }
     }
 
     /// As above, from a buffer the caller keeps safe.
-    static func make(secret bytes: UnsafeRawBufferPointer) throws(CryptoError) -> OpaquePointer {
+    static func make(secret bytes: UnsafeRawBufferPointer) throws(TokenMintError) -> OpaquePointer {
         guard let bn = BN_bin2bn(bytes.bytes, Int32(bytes.count), nil) else { throw OpenSSL.failure("BN_bin2bn") }
         BN_set_flags(bn, BN_FLG_CONSTTIME)
         return bn

@@ -1,3 +1,4 @@
+public import TokenMintCore
 internal import CLibCrypto
 
 #if canImport(FoundationEssentials)
@@ -92,7 +93,7 @@ public enum RSA {
 
         /// A new key with e = 65537.
         /// - Parameter bits: 2048 to 16384, a multiple of 8 (3072 or more is advised past 2030).
-        public init(bits: Int = 2048) throws(CryptoError) {
+        public init(bits: Int = 2048) throws(TokenMintError) {
             guard bits >= RSA.minimumSigningBits, bits <= RSA.maximumBits, bits % 8 == 0 else {
                 throw .invalidKeySize("RSA keys are generated with 2048 to \(RSA.maximumBits) bits (multiple of 8), not \(bits)")
             }
@@ -106,24 +107,24 @@ public enum RSA {
         }
 
         /// A PEM key: PKCS#8 (`PRIVATE KEY`) or PKCS#1 (`RSA PRIVATE KEY`).
-        public init(pemRepresentation pem: String) throws(CryptoError) {
+        public init(pemRepresentation pem: String) throws(TokenMintError) {
             let pkey = try PKey.decode(Array(pem.utf8), format: .pem, keyType: "RSA", wantPrivate: true)
             try self.init(validated: pkey, check: true)
         }
 
         /// A DER key: PKCS#8 or PKCS#1.
-        public init(derRepresentation der: some DataProtocol) throws(CryptoError) {
+        public init(derRepresentation der: some DataProtocol) throws(TokenMintError) {
             let pkey = try PKey.decode(Array(der), format: .der, keyType: "RSA", wantPrivate: true)
             try self.init(validated: pkey, check: true)
         }
 
         /// A key from its components (n, e, d, p, q; CRT values optional).
-        public init(components c: Components) throws(CryptoError) {
+        public init(components c: Components) throws(TokenMintError) {
             guard let d = c.d, let p = c.p, let q = c.q else {
                 throw .invalidKey("an RSA private key needs n, e, d, p and q")
             }
             try RSA.checkPublic(n: c.n, e: c.e)
-            let pkey = try PKey.fromParameters(keyType: "RSA", privatePart: true) { builder throws(CryptoError) in
+            let pkey = try PKey.fromParameters(keyType: "RSA", privatePart: true) { builder throws(TokenMintError) in
                 try builder.push("n", bignum: c.n)
                 try builder.push("e", bignum: c.e)
                 try builder.push("d", secret: d)
@@ -137,7 +138,7 @@ public enum RSA {
             try self.init(validated: pkey, check: true)
         }
 
-        init(validated pkey: PKey, check: Bool) throws(CryptoError) {
+        init(validated pkey: PKey, check: Bool) throws(TokenMintError) {
             guard pkey.typeName == "RSA" else { throw .invalidKey("not an RSA key (\(pkey.typeName))") }
             guard pkey.hasPrivateKey else { throw .invalidKey("the RSA key has no private part") }
             let publicKey = try PublicKey(pkey: pkey)
@@ -161,31 +162,31 @@ public enum RSA {
 
         /// PKCS#8 PEM.
         public var pemRepresentation: String {
-            get throws(CryptoError) { try pkey.encodePEM(structure: "PrivateKeyInfo", privatePart: true) }
+            get throws(TokenMintError) { try pkey.encodePEM(structure: "PrivateKeyInfo", privatePart: true) }
         }
         /// PKCS#8 DER.
         public var derRepresentation: SecureBytes {
-            get throws(CryptoError) { SecureBytes(try pkey.encode(format: .der, structure: "PrivateKeyInfo", privatePart: true)) }
+            get throws(TokenMintError) { SecureBytes(try pkey.encode(format: .der, structure: "PrivateKeyInfo", privatePart: true)) }
         }
         /// PKCS#1 PEM (`-----BEGIN RSA PRIVATE KEY-----`).
         public var pkcs1PEMRepresentation: String {
-            get throws(CryptoError) { try pkey.encodePEM(structure: "type-specific", privatePart: true) }
+            get throws(TokenMintError) { try pkey.encodePEM(structure: "type-specific", privatePart: true) }
         }
         /// PKCS#1 DER.
         public var pkcs1DERRepresentation: SecureBytes {
-            get throws(CryptoError) { SecureBytes(try pkey.encode(format: .der, structure: "type-specific", privatePart: true)) }
+            get throws(TokenMintError) { SecureBytes(try pkey.encode(format: .der, structure: "type-specific", privatePart: true)) }
         }
 
         /// Signs `message`.
         /// - Throws: `invalidKeySize` for a key under 2048 bits, `unsupportedAlgorithm` for SHA-1.
-        public func signature(for message: some DataProtocol, hash: HashFunction = .sha256, padding: Padding) throws(CryptoError) -> [UInt8] {
-            try message.withContiguousBytes(throwing: { bytes throws(CryptoError) in
+        public func signature(for message: some DataProtocol, hash: HashFunction = .sha256, padding: Padding) throws(TokenMintError) -> [UInt8] {
+            try message.withContiguousBytes(throwing: { bytes throws(TokenMintError) in
                 try signature(for: bytes, hash: hash, padding: padding)
             })
         }
 
         /// Signs the bytes in `message`.
-        public func signature(for message: UnsafeRawBufferPointer, hash: HashFunction = .sha256, padding: Padding) throws(CryptoError) -> [UInt8] {
+        public func signature(for message: UnsafeRawBufferPointer, hash: HashFunction = .sha256, padding: Padding) throws(TokenMintError) -> [UInt8] {
             guard keySizeInBits >= RSA.minimumSigningBits else {
                 throw .invalidKeySize("RSA signing needs at least \(RSA.minimumSigningBits) bits; this key has \(keySizeInBits)")
             }
@@ -206,11 +207,11 @@ public enum RSA {
         public var keySizeInBits: Int { pkey.bits }
 
         /// The key (n, e).
-        public init(modulus n: some DataProtocol, publicExponent e: some DataProtocol) throws(CryptoError) {
+        public init(modulus n: some DataProtocol, publicExponent e: some DataProtocol) throws(TokenMintError) {
             let n = Array(n.drop(while: { $0 == 0 }))
             let e = Array(e.drop(while: { $0 == 0 }))
             try RSA.checkPublic(n: n, e: e)
-            let pkey = try PKey.fromParameters(keyType: "RSA", privatePart: false) { builder throws(CryptoError) in
+            let pkey = try PKey.fromParameters(keyType: "RSA", privatePart: false) { builder throws(TokenMintError) in
                 try builder.push("n", bignum: n)
                 try builder.push("e", bignum: e)
             }
@@ -218,18 +219,18 @@ public enum RSA {
         }
 
         /// An SPKI or PKCS#1 (`RSA PUBLIC KEY`) PEM key; a private key PEM yields its public key.
-        public init(pemRepresentation pem: String) throws(CryptoError) {
+        public init(pemRepresentation pem: String) throws(TokenMintError) {
             let pkey = try PKey.decode(Array(pem.utf8), format: .pem, keyType: "RSA", wantPrivate: false)
             try self.init(pkey: pkey)
         }
 
         /// An SPKI or PKCS#1 DER key.
-        public init(derRepresentation der: some DataProtocol) throws(CryptoError) {
+        public init(derRepresentation der: some DataProtocol) throws(TokenMintError) {
             let pkey = try PKey.decode(Array(der), format: .der, keyType: "RSA", wantPrivate: false)
             try self.init(pkey: pkey)
         }
 
-        init(pkey: PKey) throws(CryptoError) {
+        init(pkey: PKey) throws(TokenMintError) {
             guard pkey.typeName == "RSA", let n = pkey.bignumParameter("n"), let e = pkey.bignumParameter("e") else {
                 throw .invalidKey("not an RSA public key")
             }
@@ -244,19 +245,19 @@ public enum RSA {
 
         /// SPKI PEM.
         public var pemRepresentation: String {
-            get throws(CryptoError) { try pkey.encodePEM(structure: "SubjectPublicKeyInfo", privatePart: false) }
+            get throws(TokenMintError) { try pkey.encodePEM(structure: "SubjectPublicKeyInfo", privatePart: false) }
         }
         /// SPKI DER.
         public var derRepresentation: [UInt8] {
-            get throws(CryptoError) { try pkey.encode(format: .der, structure: "SubjectPublicKeyInfo", privatePart: false) }
+            get throws(TokenMintError) { try pkey.encode(format: .der, structure: "SubjectPublicKeyInfo", privatePart: false) }
         }
         /// PKCS#1 PEM (`-----BEGIN RSA PUBLIC KEY-----`).
         public var pkcs1PEMRepresentation: String {
-            get throws(CryptoError) { try pkey.encodePEM(structure: "type-specific", privatePart: false) }
+            get throws(TokenMintError) { try pkey.encodePEM(structure: "type-specific", privatePart: false) }
         }
         /// PKCS#1 DER.
         public var pkcs1DERRepresentation: [UInt8] {
-            get throws(CryptoError) { try pkey.encode(format: .der, structure: "type-specific", privatePart: false) }
+            get throws(TokenMintError) { try pkey.encode(format: .der, structure: "type-specific", privatePart: false) }
         }
 
         /// Verifies `signature` over `message`. The signature must be exactly
@@ -302,7 +303,7 @@ public enum RSA {
         }
     }
 
-    static func checkPublic(n: [UInt8], e: [UInt8]) throws(CryptoError) {
+    static func checkPublic(n: [UInt8], e: [UInt8]) throws(TokenMintError) {
         let n = Array(n.drop(while: { $0 == 0 }))
         let e = Array(e.drop(while: { $0 == 0 }))
         let bits = n.isEmpty ? 0 : n.count * 8 - n[0].leadingZeroBitCount
@@ -320,12 +321,12 @@ public enum RSA {
     /// The secrets are read in place, never copied into ordinary memory.
     static func crtValues(
         d: SecureBytes, p: SecureBytes, q: SecureBytes, given: Components
-    ) throws(CryptoError) -> (OpaquePointer, OpaquePointer, OpaquePointer) {
+    ) throws(TokenMintError) -> (OpaquePointer, OpaquePointer, OpaquePointer) {
         if let dp = given.dp, let dq = given.dq, let qi = given.qi {
             let a = try BigNum.make(secret: dp)
-            do throws(CryptoError) {
+            do throws(TokenMintError) {
                 let b = try BigNum.make(secret: dq)
-                do throws(CryptoError) { return (a, b, try BigNum.make(secret: qi)) } catch {
+                do throws(TokenMintError) { return (a, b, try BigNum.make(secret: qi)) } catch {
                     BN_clear_free(b)
                     throw error
                 }
@@ -355,7 +356,7 @@ public enum RSA {
         else {
             BN_clear_free(dp)
             BN_clear_free(dq)
-            throw OpenSSL.error(.invalidKey, "cannot derive the RSA CRT values (are p and q prime factors?)")
+            throw OpenSSL.error(.crypto.invalidKey, "cannot derive the RSA CRT values (are p and q prime factors?)")
         }
         return (dp, dq, qi)
     }

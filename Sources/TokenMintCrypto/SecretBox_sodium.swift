@@ -1,3 +1,4 @@
+public import TokenMintCore
 internal import CSodium
 
 #if canImport(FoundationEssentials)
@@ -16,7 +17,7 @@ public enum XChaCha20Poly1305 {
     public static let overhead = 40
 
     /// `nonce ‖ ciphertext ‖ tag` of `plaintext`, bound to `associatedData`.
-    public static func seal(_ plaintext: some DataProtocol, key: SecureBytes, associatedData: some DataProtocol) throws(CryptoError) -> [UInt8] {
+    public static func seal(_ plaintext: some DataProtocol, key: SecureBytes, associatedData: some DataProtocol) throws(TokenMintError) -> [UInt8] {
         try Sodium.ensure()
         guard key.count == keyByteCount else { throw .invalidKeySize("XChaCha20-Poly1305 keys are 32 bytes") }
         let message = Array(plaintext)
@@ -31,20 +32,20 @@ public enum XChaCha20Poly1305 {
                     base + 24, &length, message, UInt64(message.count), ad, UInt64(ad.count), nil, base, k.bytes)
             }
         }
-        guard status == 0 else { throw CryptoError(.libraryFailure, "XChaCha20-Poly1305 encryption failed") }
+        guard status == 0 else { throw TokenMintError(.crypto.libraryFailure, "XChaCha20-Poly1305 encryption failed") }
         return out
     }
 
     /// The plaintext of `sealed`, or an error when it was not sealed with this
     /// key and associated data (or was altered).
-    public static func open(_ sealed: some DataProtocol, key: SecureBytes, associatedData: some DataProtocol) throws(CryptoError) -> SecureBytes {
+    public static func open(_ sealed: some DataProtocol, key: SecureBytes, associatedData: some DataProtocol) throws(TokenMintError) -> SecureBytes {
         try Sodium.ensure()
         guard key.count == keyByteCount else { throw .invalidKeySize("XChaCha20-Poly1305 keys are 32 bytes") }
         let box = Array(sealed)
         let ad = Array(associatedData)
         guard box.count >= overhead else { throw .invalidEncoding("sealed data shorter than nonce and tag") }
         var length: UInt64 = 0
-        let result = try SecureBytes(count: box.count - overhead) { out throws(CryptoError) in
+        let result = try SecureBytes(count: box.count - overhead) { out throws(TokenMintError) in
             let status = key.withUnsafeBytes { k in
                 box.withUnsafeBufferPointer { b -> Int32 in
                     guard let base = b.baseAddress else { return -1 }
@@ -52,7 +53,7 @@ public enum XChaCha20Poly1305 {
                         out.bytes, &length, nil, base + 24, UInt64(box.count - 24), ad, UInt64(ad.count), base, k.bytes)
                 }
             }
-            guard status == 0 else { throw CryptoError(.invalidKey, "sealed data does not open with this key (wrong key, or altered)") }
+            guard status == 0 else { throw TokenMintError(.crypto.invalidKey, "sealed data does not open with this key (wrong key, or altered)") }
         }
         return result
     }
@@ -85,18 +86,18 @@ public enum PasswordKeyDerivation {
     /// A `length`-byte key from `passphrase` and `salt` with Argon2id.
     public static func deriveKey(
         passphrase: some DataProtocol, salt: some DataProtocol, length: Int = 32, cost: Cost = .interactive
-    ) throws(CryptoError) -> SecureBytes {
+    ) throws(TokenMintError) -> SecureBytes {
         try Sodium.ensure()
         let salt = Array(salt)
         guard salt.count == saltByteCount else { throw .invalidParameter("Argon2id salt must be \(saltByteCount) bytes") }
         guard (16...64).contains(length) else { throw .invalidParameter("derived keys are 16 to 64 bytes") }
         let secret = SecureBytes(passphrase)
-        return try SecureBytes(count: length) { out throws(CryptoError) in
+        return try SecureBytes(count: length) { out throws(TokenMintError) in
             let status = secret.withUnsafeBytes { p in
                 crypto_pwhash(out.bytes, UInt64(length), UnsafeRawPointer(p.bytes).assumingMemoryBound(to: CChar.self),
                               UInt64(p.count), salt, cost.operations, cost.memory, crypto_pwhash_ALG_ARGON2ID13)
             }
-            guard status == 0 else { throw CryptoError(.libraryFailure, "Argon2id failed (out of memory?)") }
+            guard status == 0 else { throw TokenMintError(.crypto.libraryFailure, "Argon2id failed (out of memory?)") }
         }
     }
 }

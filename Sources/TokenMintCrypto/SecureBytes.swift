@@ -1,3 +1,4 @@
+import TokenMintCore
 internal import CSodium
 
 /// A fixed-size buffer for secrets: wiped with `sodium_memzero` when the last
@@ -46,7 +47,7 @@ public struct SecureBytes: Sendable, Equatable, CustomStringConvertible, CustomD
     }
 
     /// Creates `count` bytes and lets `initializer` write them.
-    init(count: Int, initializer: (UnsafeMutableRawBufferPointer) throws(CryptoError) -> Void) throws(CryptoError) {
+    init(count: Int, initializer: (UnsafeMutableRawBufferPointer) throws(TokenMintError) -> Void) throws(TokenMintError) {
         storage = Storage(count: count)
         self.count = count
         try initializer(UnsafeMutableRawBufferPointer(rebasing: storage.pointer[0..<count]))

@@ -1,3 +1,4 @@
+import TokenMintCore
 internal import CSodium
 
 /// libsodium's one-time initialisation. Swift runs a global's initialiser
@@ -7,7 +8,7 @@ enum Sodium {
     static let ready: Bool = sodium_init() >= 0
 
     @inline(__always)
-    static func ensure() throws(CryptoError) {
-        guard ready else { throw CryptoError(.libraryFailure, "sodium_init failed") }
+    static func ensure() throws(TokenMintError) {
+        guard ready else { throw TokenMintError(.crypto.libraryFailure, "sodium_init failed") }
     }
 }

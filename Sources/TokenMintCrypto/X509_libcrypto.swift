@@ -1,3 +1,4 @@
+public import TokenMintCore
 internal import CLibCrypto
 
 /// An X.509 certificate, parsed by OpenSSL: enough to check attestation
@@ -13,7 +14,7 @@ public struct X509Certificate: Sendable {
     let box: Box
 
     /// Parses DER; all bytes must belong to the certificate.
-    public init(derRepresentation der: [UInt8]) throws(CryptoError) {
+    public init(derRepresentation der: [UInt8]) throws(TokenMintError) {
         guard !der.isEmpty, der.count <= 64 * 1024 else { throw .invalidEncoding("certificate empty or larger than 64 KiB") }
         var cursor: UnsafePointer<UInt8>? = nil
         let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
@@ -25,7 +26,7 @@ public struct X509Certificate: Sendable {
             }
             return certificate
         }
-        guard let parsed else { throw OpenSSL.error(.invalidEncoding, "not a DER certificate (or trailing bytes)") }
+        guard let parsed else { throw OpenSSL.error(.crypto.invalidEncoding, "not a DER certificate (or trailing bytes)") }
         box = Box(parsed)
     }
 

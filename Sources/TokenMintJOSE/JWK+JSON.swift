@@ -12,36 +12,36 @@ extension JWK {
     }()
 
     /// Parses a JWK from JSON text.
-    public init(json: String) throws(JOSEError) {
+    public init(json: String) throws(TokenMintError) {
         try self.init(jsonBytes: Array(json.utf8))
     }
 
     /// Parses a JWK from UTF-8 JSON.
-    public init(jsonBytes: [UInt8]) throws(JOSEError) {
+    public init(jsonBytes: [UInt8]) throws(TokenMintError) {
         let value: JSONValue
         do { value = try JSONParser.parse(jsonBytes, limits: JWK.jsonLimits) } catch {
-            throw JOSEError(.invalidJSON, "JWK: \(error)")
+            throw TokenMintError(.jose.invalidJSON, "JWK: \(error)")
         }
         guard let object = value.objectValue else { throw .key("a JWK must be a JSON object") }
         try self.init(object: object)
     }
 
     /// Builds a JWK from a parsed JSON object (RFC 7517 §4; unknown members are ignored).
-    public init(object: JSONObject) throws(JOSEError) {
-        func string(_ name: String) throws(JOSEError) -> String? {
+    public init(object: JSONObject) throws(TokenMintError) {
+        func string(_ name: String) throws(TokenMintError) -> String? {
             guard let value = object[name] else { return nil }
             guard let text = value.stringValue else { throw .key("\"\(name)\" must be a string") }
             return text
         }
-        func required(_ name: String) throws(JOSEError) -> String {
+        func required(_ name: String) throws(TokenMintError) -> String {
             guard let text = try string(name) else { throw .key("\"\(name)\" is missing") }
             return text
         }
-        func bytes(_ name: String) throws(JOSEError) -> [UInt8]? {
+        func bytes(_ name: String) throws(TokenMintError) -> [UInt8]? {
             guard let text = try string(name) else { return nil }
             return try B64.decode(text, "JWK member \"\(name)\"")
         }
-        func requiredBytes(_ name: String) throws(JOSEError) -> [UInt8] {
+        func requiredBytes(_ name: String) throws(TokenMintError) -> [UInt8] {
             guard let value = try bytes(name) else { throw .key("\"\(name)\" is missing") }
             return value
         }
@@ -72,17 +72,17 @@ extension JWK {
             switch keyType {
             case .oct:
                 let k = try requiredBytes("k")
-                guard !k.isEmpty else { throw JOSEError.key("empty oct key") }
-                guard k.count <= 1 << 16 else { throw JOSEError.key("oct key longer than 64 KiB") }
+                guard !k.isEmpty else { throw TokenMintError.key("empty oct key") }
+                guard k.count <= 1 << 16 else { throw TokenMintError.key("oct key longer than 64 KiB") }
                 material = .secret(HMACSecret(SecureBytes(k)))
             case .okp:
                 let crv = try required("crv")
-                guard crv == "Ed25519" else { throw JOSEError.key("unsupported OKP curve \"\(crv)\"") }
+                guard crv == "Ed25519" else { throw TokenMintError.key("unsupported OKP curve \"\(crv)\"") }
                 let x = try requiredBytes("x")
                 let publicKey = try Ed25519.PublicKey(rawRepresentation: x)
                 if let d = try bytes("d") {
                     let privateKey = try Ed25519.PrivateKey(rawRepresentation: d)
-                    guard privateKey.publicKey == publicKey else { throw JOSEError.key("OKP \"d\" does not match \"x\"") }
+                    guard privateKey.publicKey == publicKey else { throw TokenMintError.key("OKP \"d\" does not match \"x\"") }
                     material = .ed25519Private(privateKey)
                 } else {
                     material = .ed25519Public(publicKey)
@@ -94,28 +94,28 @@ extension JWK {
                 case "P-256": curve = .p256
                 case "P-384": curve = .p384
                 case "P-521": curve = .p521
-                default: throw JOSEError.key("unsupported EC curve \"\(crv)\"")
+                default: throw TokenMintError.key("unsupported EC curve \"\(crv)\"")
                 }
                 // RFC 7518 §6.2.1.2–3: coordinates are exactly the field size.
                 let publicKey = try ECDSA.PublicKey(x: requiredBytes("x"), y: requiredBytes("y"), curve: curve)
                 if let d = try bytes("d") {
                     let privateKey = try ECDSA.PrivateKey(rawRepresentation: d, curve: curve)
-                    guard privateKey.publicKey == publicKey else { throw JOSEError.key("EC \"d\" does not match x, y") }
+                    guard privateKey.publicKey == publicKey else { throw TokenMintError.key("EC \"d\" does not match x, y") }
                     material = .ecPrivate(privateKey)
                 } else {
                     material = .ecPublic(publicKey)
                 }
             case .rsa:
-                if object["oth"] != nil { throw JOSEError.key("multi-prime RSA keys (\"oth\") are not supported") }
+                if object["oth"] != nil { throw TokenMintError.key("multi-prime RSA keys (\"oth\") are not supported") }
                 let n = try requiredBytes("n")
                 let e = try requiredBytes("e")
                 // RFC 7518 §6.3.1: minimal big-endian, no leading zero octets.
-                guard n.first != 0, e.first != 0 else { throw JOSEError.key("RSA \"n\" and \"e\" must not have leading zero octets") }
+                guard n.first != 0, e.first != 0 else { throw TokenMintError.key("RSA \"n\" and \"e\" must not have leading zero octets") }
                 try RSAFingerprint.checkNotROCA(modulus: n)
                 let publicKey = try RSA.PublicKey(modulus: n, publicExponent: e)
                 if let d = try bytes("d") {
                     guard let p = try bytes("p"), let q = try bytes("q") else {
-                        throw JOSEError.key("RSA private JWKs need \"p\" and \"q\"")
+                        throw TokenMintError.key("RSA private JWKs need \"p\" and \"q\"")
                     }
                     let crt = try [bytes("dp"), bytes("dq"), bytes("qi")]
                     let components = RSA.Components(
@@ -123,18 +123,14 @@ extension JWK {
                         dp: crt[0].map { SecureBytes($0) }, dq: crt[1].map { SecureBytes($0) },
                         qi: crt[2].map { SecureBytes($0) })
                     let privateKey = try RSA.PrivateKey(components: components)
-                    guard privateKey.publicKey == publicKey else { throw JOSEError.key("RSA private part does not match n, e") }
+                    guard privateKey.publicKey == publicKey else { throw TokenMintError.key("RSA private part does not match n, e") }
                     material = .rsaPrivate(privateKey)
                 } else {
                     material = .rsaPublic(publicKey)
                 }
             }
-        } catch let error as JOSEError {
-            throw error
-        } catch let error as CryptoError {
-            throw JOSEError.key("invalid \(kty) key: \(error.reason)")
         } catch {
-            throw JOSEError.key("invalid \(kty) key")
+            throw TokenMintError.wrap(error, as: .jose.invalidKey, "invalid \(kty) key: \((error as? TokenMintError)?.reason ?? "\(error)")")
         }
         self.init(material: material, keyID: keyID, algorithm: alg, use: use, keyOperations: ops)
     }
@@ -205,7 +201,7 @@ extension JWK {
 
 extension JWK {
     /// Reads a PEM key: PKCS#8, SEC1 or PKCS#1 private keys, SPKI or PKCS#1 public keys.
-    public init(pem: String, keyID: String? = nil, algorithm: JWSAlgorithm? = nil) throws(JOSEError) {
+    public init(pem: String, keyID: String? = nil, algorithm: JWSAlgorithm? = nil) throws(TokenMintError) {
         let trimmed = pem.trimmingWhitespace
         let isPrivate = trimmed.hasPrefix("-----BEGIN PRIVATE KEY-----") || trimmed.hasPrefix("-----BEGIN EC PRIVATE KEY-----")
             || trimmed.hasPrefix("-----BEGIN RSA PRIVATE KEY-----")
@@ -240,18 +236,18 @@ extension JWK {
     }
 
     /// The key as PEM: PKCS#8 for private keys, SPKI for public keys. `oct` keys have no PEM form.
-    public func pemRepresentation() throws(JOSEError) -> String {
-        let result: Result<String, CryptoError>
+    public func pemRepresentation() throws(TokenMintError) -> String {
+        let result: Result<String, TokenMintError>
         switch material {
-        case .rsaPublic(let k): result = Result { () throws(CryptoError) in try k.pemRepresentation }
-        case .rsaPrivate(let k): result = Result { () throws(CryptoError) in try k.pemRepresentation }
-        case .ecPublic(let k): result = Result { () throws(CryptoError) in try k.pemRepresentation }
-        case .ecPrivate(let k): result = Result { () throws(CryptoError) in try k.pemRepresentation }
-        case .ed25519Public(let k): result = Result { () throws(CryptoError) in try k.pemRepresentation }
-        case .ed25519Private(let k): result = Result { () throws(CryptoError) in try k.pemRepresentation }
+        case .rsaPublic(let k): result = Result { () throws(TokenMintError) in try k.pemRepresentation }
+        case .rsaPrivate(let k): result = Result { () throws(TokenMintError) in try k.pemRepresentation }
+        case .ecPublic(let k): result = Result { () throws(TokenMintError) in try k.pemRepresentation }
+        case .ecPrivate(let k): result = Result { () throws(TokenMintError) in try k.pemRepresentation }
+        case .ed25519Public(let k): result = Result { () throws(TokenMintError) in try k.pemRepresentation }
+        case .ed25519Private(let k): result = Result { () throws(TokenMintError) in try k.pemRepresentation }
         case .secret: throw .key("an oct key has no PEM form")
         }
-        do throws(CryptoError) { return try result.get() } catch {
+        do throws(TokenMintError) { return try result.get() } catch {
             throw .key("cannot encode the key as PEM: \(error.reason)")
         }
     }

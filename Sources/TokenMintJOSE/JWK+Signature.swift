@@ -1,13 +1,14 @@
+import TokenMintCore
 import TokenMintCrypto
 
 extension JWK {
     /// The JWS signature (RFC 7518 §3) of `input` with `algorithm`. The caller
     /// has admitted the algorithm.
-    func signature(over input: UnsafeRawBufferPointer, algorithm: JWSAlgorithm, nonce: ECDSA.Nonce) throws(JOSEError) -> [UInt8] {
-        do throws(CryptoError) {
+    func signature(over input: UnsafeRawBufferPointer, algorithm: JWSAlgorithm, nonce: ECDSA.Nonce) throws(TokenMintError) -> [UInt8] {
+        do throws(TokenMintError) {
             switch material {
             case .secret(let secret):
-                guard let key = secret.key(for: algorithm.hash) else { throw CryptoError(.invalidKeySize, "HMAC key too short") }
+                guard let key = secret.key(for: algorithm.hash) else { throw TokenMintError(.crypto.invalidKeySize, "HMAC key too short") }
                 return HMAC.authenticationCode(for: input, using: key)
             case .rsaPrivate(let key):
                 return try key.signature(for: input, hash: algorithm.hash, padding: algorithm.rsaPadding ?? .pkcs1v15)
@@ -16,10 +17,10 @@ extension JWK {
             case .ed25519Private(let key):
                 return key.signature(for: input)
             case .rsaPublic, .ecPublic, .ed25519Public:
-                throw CryptoError(.invalidKey, "a public key cannot sign")
+                throw TokenMintError(.crypto.invalidKey, "a public key cannot sign")
             }
         } catch {
-            throw JOSEError(.signingFailed, "\(algorithm) signing failed: \(error.reason)")
+            throw TokenMintError(.jose.signingFailed, "\(algorithm) signing failed: \(error.reason)")
         }
     }
 

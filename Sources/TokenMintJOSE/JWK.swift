@@ -1,3 +1,4 @@
+public import TokenMintCore
 public import TokenMintCrypto
 
 /// A JSON Web Key (RFC 7517, RFC 7518 §6, RFC 8037): RSA, EC (P-256/384/521),
@@ -47,7 +48,7 @@ public struct JWK: Sendable, CustomStringConvertible {
             self.bytes = bytes
             var keys: [HMACKey] = []
             for hash in [HashFunction.sha256, .sha384, .sha512] {
-                if let key = try? bytes.withUnsafeBytes({ b throws(CryptoError) in try HMACKey(Array(b), hash: hash) }) {
+                if let key = try? bytes.withUnsafeBytes({ b throws(TokenMintError) in try HMACKey(Array(b), hash: hash) }) {
                     keys.append(key)
                 }
             }
@@ -122,12 +123,12 @@ public struct JWK: Sendable, CustomStringConvertible {
         self.init(material: .ed25519Public(key), keyID: keyID, algorithm: algorithm?.rawValue)
     }
     /// An EC private JWK. Throws for a curve JOSE does not name (only P-256/384/521).
-    public init(_ key: ECDSA.PrivateKey, keyID: String? = nil, algorithm: JWSAlgorithm? = nil) throws(JOSEError) {
+    public init(_ key: ECDSA.PrivateKey, keyID: String? = nil, algorithm: JWSAlgorithm? = nil) throws(TokenMintError) {
         let alg = try JWK.algorithm(for: key.curve)
         self.init(material: .ecPrivate(key), keyID: keyID, algorithm: (algorithm ?? alg).rawValue)
     }
     /// An EC public JWK.
-    public init(_ key: ECDSA.PublicKey, keyID: String? = nil, algorithm: JWSAlgorithm? = nil) throws(JOSEError) {
+    public init(_ key: ECDSA.PublicKey, keyID: String? = nil, algorithm: JWSAlgorithm? = nil) throws(TokenMintError) {
         let alg = try JWK.algorithm(for: key.curve)
         self.init(material: .ecPublic(key), keyID: keyID, algorithm: (algorithm ?? alg).rawValue)
     }
@@ -141,7 +142,7 @@ public struct JWK: Sendable, CustomStringConvertible {
     }
     /// An `oct` JWK for HMAC. The key must be at least as long as the hash of
     /// `algorithm` (RFC 7518 §3.2).
-    public init(secret: some Collection<UInt8>, keyID: String? = nil, algorithm: JWSAlgorithm = .HS256) throws(JOSEError) {
+    public init(secret: some Collection<UInt8>, keyID: String? = nil, algorithm: JWSAlgorithm = .HS256) throws(TokenMintError) {
         guard algorithm.keyType == .oct else { throw .key("\(algorithm) is not an HMAC algorithm") }
         guard secret.count >= algorithm.hash.digestSize, secret.count <= 1 << 16 else {
             throw .key("\(algorithm) needs a key of at least \(algorithm.hash.digestSize) bytes, got \(secret.count)")
@@ -150,27 +151,27 @@ public struct JWK: Sendable, CustomStringConvertible {
     }
 
     /// A new random key for `algorithm` (RSA: 2048 bits for RS256/PS256, 3072 for *384, 4096 for *512).
-    public static func generate(for algorithm: JWSAlgorithm, keyID: String? = nil) throws(JOSEError) -> JWK {
-        func crypto<T>(_ body: () throws(CryptoError) -> T) throws(JOSEError) -> T {
-            do throws(CryptoError) { return try body() } catch {
-                throw JOSEError(.signingFailed, "key generation failed: \(error.reason)")
+    public static func generate(for algorithm: JWSAlgorithm, keyID: String? = nil) throws(TokenMintError) -> JWK {
+        func crypto<T>(_ body: () throws(TokenMintError) -> T) throws(TokenMintError) -> T {
+            do throws(TokenMintError) { return try body() } catch {
+                throw TokenMintError(.jose.signingFailed, "key generation failed: \(error.reason)")
             }
         }
         switch algorithm {
         case .EdDSA:
             return JWK(Ed25519.PrivateKey(), keyID: keyID)
         case .ES256, .ES384, .ES512:
-            let key = try crypto { () throws(CryptoError) in try ECDSA.PrivateKey(curve: algorithm.curve ?? .p256) }
+            let key = try crypto { () throws(TokenMintError) in try ECDSA.PrivateKey(curve: algorithm.curve ?? .p256) }
             return try JWK(key, keyID: keyID, algorithm: algorithm)
         case .RS256, .RS384, .RS512, .PS256, .PS384, .PS512:
             let bits = [HashFunction.sha256: 2048, .sha384: 3072, .sha512: 4096][algorithm.hash] ?? 2048
-            return JWK(try crypto { () throws(CryptoError) in try RSA.PrivateKey(bits: bits) }, keyID: keyID, algorithm: algorithm)
+            return JWK(try crypto { () throws(TokenMintError) in try RSA.PrivateKey(bits: bits) }, keyID: keyID, algorithm: algorithm)
         case .HS256, .HS384, .HS512:
             return try JWK(secret: SecureRandom.bytes(count: algorithm.hash.digestSize), keyID: keyID, algorithm: algorithm)
         }
     }
 
-    static func algorithm(for curve: ECDSA.Curve) throws(JOSEError) -> JWSAlgorithm {
+    static func algorithm(for curve: ECDSA.Curve) throws(TokenMintError) -> JWSAlgorithm {
         switch curve {
         case .p256: .ES256
         case .p384: .ES384
@@ -203,8 +204,8 @@ public struct JWK: Sendable, CustomStringConvertible {
     /// present) is "sig", `key_ops` (when present) lists the operation, and the
     /// key is large enough. A key without `alg` is bound to its family by its
     /// type; nothing in a token can widen that.
-    public func admit(_ algorithm: JWSAlgorithm, for operation: Operation) throws(JOSEError) {
-        func refuse(_ why: String) -> JOSEError { JOSEError(.algorithmNotAllowed, "\(algorithm) refused by \(description): \(why)") }
+    public func admit(_ algorithm: JWSAlgorithm, for operation: Operation) throws(TokenMintError) {
+        func refuse(_ why: String) -> TokenMintError { TokenMintError(.jose.algorithmNotAllowed, "\(algorithm) refused by \(description): \(why)") }
         guard algorithm.keyType == keyType else { throw refuse("\(algorithm) needs a \(algorithm.keyType.rawValue) key") }
         if let name = algorithmName, name != algorithm.rawValue { throw refuse("the key is for \(name)") }
         if let use, use != "sig" { throw refuse("the key's use is \"\(use)\"") }

@@ -1,4 +1,4 @@
-import TokenMintCore
+public import TokenMintCore
 
 /// A JWK Set (RFC 7517 §5) used to verify: keys are chosen by `kid`, and the
 /// chosen key must admit the token's algorithm.
@@ -13,7 +13,7 @@ public struct JWKSet: Sendable {
     public let keys: [JWK]
 
     /// A set of keys.
-    public init(keys: [JWK]) throws(JOSEError) {
+    public init(keys: [JWK]) throws(TokenMintError) {
         var reduced: [JWK] = []
         for key in keys {
             guard let verifying = key.publicKey ?? (key.keyType == .oct ? key : nil) else { continue }
@@ -21,34 +21,34 @@ public struct JWKSet: Sendable {
         }
         let ids = reduced.compactMap(\.keyID)
         guard Set(ids).count == ids.count else {
-            throw JOSEError(.ambiguousKey, "the key set has two keys with the same kid")
+            throw TokenMintError(.jose.ambiguousKey, "the key set has two keys with the same kid")
         }
         let secret = reduced.contains { $0.keyType == .oct }
         let asymmetric = reduced.contains { $0.keyType != .oct }
         guard !(secret && asymmetric) else {
-            throw JOSEError(.ambiguousKey, "the key set mixes secret (oct) and public keys")
+            throw TokenMintError(.jose.ambiguousKey, "the key set mixes secret (oct) and public keys")
         }
         self.keys = reduced
     }
 
     /// One key.
-    public init(_ key: JWK) throws(JOSEError) { try self.init(keys: [key]) }
+    public init(_ key: JWK) throws(TokenMintError) { try self.init(keys: [key]) }
 
     /// Parses `{"keys":[…]}`.
-    public init(json: String) throws(JOSEError) {
+    public init(json: String) throws(TokenMintError) {
         var limits = JSONParser.Limits()
         limits.maximumBytes = 1 << 20
         limits.maximumDepth = 5
         let value: JSONValue
         do { value = try JSONParser.parse(Array(json.utf8), limits: limits) } catch {
-            throw JOSEError(.invalidJSON, "JWK Set: \(error)")
+            throw TokenMintError(.jose.invalidJSON, "JWK Set: \(error)")
         }
         guard let array = value.objectValue?["keys"]?.arrayValue else {
-            throw JOSEError.key("a JWK Set is an object with a \"keys\" array")
+            throw TokenMintError.key("a JWK Set is an object with a \"keys\" array")
         }
         var keys: [JWK] = []
         for item in array {
-            guard let object = item.objectValue else { throw JOSEError.key("a JWK Set member is not an object") }
+            guard let object = item.objectValue else { throw TokenMintError.key("a JWK Set member is not an object") }
             if let kty = object["kty"]?.stringValue, JWK.KeyType(rawValue: kty) == nil { continue }
             keys.append(try JWK(object: object))
         }
@@ -65,10 +65,10 @@ public struct JWKSet: Sendable {
     /// With a `kid`, only the key with that `kid` is considered: an unknown
     /// `kid` is an error, never a fall-back. Without one, the set must hold
     /// exactly one key that admits the algorithm.
-    public func key(for algorithm: JWSAlgorithm, keyID: String?) throws(JOSEError) -> JWK {
+    public func key(for algorithm: JWSAlgorithm, keyID: String?) throws(TokenMintError) -> JWK {
         if let keyID {
             guard let key = keys.first(where: { $0.keyID == keyID }) else {
-                throw JOSEError(.unknownKeyID, "no key with kid \"\(keyID)\"")
+                throw TokenMintError(.jose.unknownKeyID, "no key with kid \"\(keyID)\"")
             }
             try key.admit(algorithm, for: .verify)
             return key
@@ -78,9 +78,9 @@ public struct JWKSet: Sendable {
         case 1: return candidates[0]
         case 0:
             if keys.count == 1 { try keys[0].admit(algorithm, for: .verify) }
-            throw JOSEError(.algorithmNotAllowed, "no key in the set admits \(algorithm)")
+            throw TokenMintError(.jose.algorithmNotAllowed, "no key in the set admits \(algorithm)")
         default:
-            throw JOSEError(.ambiguousKey, "the token has no kid and \(candidates.count) keys admit \(algorithm)")
+            throw TokenMintError(.jose.ambiguousKey, "the token has no kid and \(candidates.count) keys admit \(algorithm)")
         }
     }
 }

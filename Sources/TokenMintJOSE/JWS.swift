@@ -46,7 +46,7 @@ public struct JWSSigner: Sendable {
 
     /// A signer. Without `algorithm`, the key's `alg` decides, or its type:
     /// ES256/384/512 by curve, EdDSA for Ed25519, RS256 for RSA, HS256 for `oct`.
-    public init(key: JWK, algorithm: JWSAlgorithm? = nil) throws(JOSEError) {
+    public init(key: JWK, algorithm: JWSAlgorithm? = nil) throws(TokenMintError) {
         let chosen: JWSAlgorithm
         if let algorithm {
             chosen = algorithm
@@ -66,7 +66,7 @@ public struct JWSSigner: Sendable {
     }
 
     /// The protected header JSON for `fields`.
-    func headerJSON(_ fields: JWSHeaderFields, unprotected: JSONObject = JSONObject()) throws(JOSEError) -> [UInt8] {
+    func headerJSON(_ fields: JWSHeaderFields, unprotected: JSONObject = JSONObject()) throws(TokenMintError) -> [UInt8] {
         var writer = JSONWriter(capacity: 96)
         writer.beginObject()
         writer.member("alg", algorithm.rawValue)
@@ -105,15 +105,15 @@ public struct JWSSigner: Sendable {
 
     /// The raw signature of a signing input built by the caller (for
     /// reproducing published examples whose headers carry their own spacing).
-    public func signature(forSigningInput input: some Collection<UInt8>) throws(JOSEError) -> [UInt8] {
-        try Array(input).withBytes { buffer throws(JOSEError) in
+    public func signature(forSigningInput input: some Collection<UInt8>) throws(TokenMintError) -> [UInt8] {
+        try Array(input).withBytes { buffer throws(TokenMintError) in
             try key.signature(over: buffer, algorithm: algorithm, nonce: ecdsaNonce)
         }
     }
 
     /// The compact serialization of `payload`. With `detached`, the payload
     /// segment is left empty (RFC 7515 appendix F) and must be supplied to verify.
-    public func sign(_ payload: some Collection<UInt8>, header fields: JWSHeaderFields = JWSHeaderFields(), detached: Bool = false) throws(JOSEError) -> String {
+    public func sign(_ payload: some Collection<UInt8>, header fields: JWSHeaderFields = JWSHeaderFields(), detached: Bool = false) throws(TokenMintError) -> String {
         let headerSegment = B64.encode(try headerJSON(fields))
         var input = Array(headerSegment.utf8)
         input.append(UInt8(ascii: "."))
@@ -126,7 +126,7 @@ public struct JWSSigner: Sendable {
         } else {
             Base64URL.encode(payloadBytes, into: &input)
         }
-        let signature = try input.withBytes { buffer throws(JOSEError) in
+        let signature = try input.withBytes { buffer throws(TokenMintError) in
             try key.signature(over: buffer, algorithm: algorithm, nonce: ecdsaNonce)
         }
         if detached {
@@ -144,7 +144,7 @@ public struct JWSSigner: Sendable {
     public func signJSON(
         _ payload: some Collection<UInt8>, header fields: JWSHeaderFields = JWSHeaderFields(),
         unprotected: JSONObject = JSONObject(), flattened: Bool = true
-    ) throws(JOSEError) -> String {
+    ) throws(TokenMintError) -> String {
         let protectedSegment = B64.encode(try headerJSON(fields, unprotected: unprotected))
         let payloadBytes = Array(payload)
         let payloadText = fields.unencodedPayload ? String(decoding: payloadBytes, as: UTF8.self) : B64.encode(payloadBytes)
@@ -154,7 +154,7 @@ public struct JWSSigner: Sendable {
         var input = Array(protectedSegment.utf8)
         input.append(UInt8(ascii: "."))
         input += fields.unencodedPayload ? payloadBytes : Array(payloadText.utf8)
-        let signature = try input.withBytes { buffer throws(JOSEError) in
+        let signature = try input.withBytes { buffer throws(TokenMintError) in
             try key.signature(over: buffer, algorithm: algorithm, nonce: ecdsaNonce)
         }
         var entry = JSONObject()
@@ -192,23 +192,23 @@ public struct JWSVerifier: Sendable {
     }
 
     /// A verifier with one key.
-    public init(key: JWK, policy: JWSPolicy = JWSPolicy()) throws(JOSEError) {
+    public init(key: JWK, policy: JWSPolicy = JWSPolicy()) throws(TokenMintError) {
         try self.init(keys: JWKSet(key), policy: policy)
     }
 
     /// Verifies a compact JWS. `detachedPayload` supplies the payload of a
     /// token whose payload segment is empty.
-    public func verify(compact token: String, detachedPayload: [UInt8]? = nil) throws(JOSEError) -> VerifiedJWS {
+    public func verify(compact token: String, detachedPayload: [UInt8]? = nil) throws(TokenMintError) -> VerifiedJWS {
         var token = token
-        return try token.withUTF8Bytes { utf8 throws(JOSEError) in
+        return try token.withUTF8Bytes { utf8 throws(TokenMintError) in
             try verify(compact: utf8, detachedPayload: detachedPayload)
         }
     }
 
     /// Verifies a compact JWS given as UTF-8 bytes.
-    public func verify(compact token: UnsafeRawBufferPointer, detachedPayload: [UInt8]? = nil) throws(JOSEError) -> VerifiedJWS {
+    public func verify(compact token: UnsafeRawBufferPointer, detachedPayload: [UInt8]? = nil) throws(TokenMintError) -> VerifiedJWS {
         guard token.count <= policy.maximumTokenBytes else {
-            throw JOSEError(.tooLarge, "token of \(token.count) bytes exceeds the \(policy.maximumTokenBytes)-byte limit")
+            throw TokenMintError(.jose.tooLarge, "token of \(token.count) bytes exceeds the \(policy.maximumTokenBytes)-byte limit")
         }
         guard token.first != UInt8(ascii: "{") else {
             throw .malformed("a JSON-serialized JWS given where compact serialization is expected")
@@ -229,9 +229,9 @@ public struct JWSVerifier: Sendable {
         let payloadSegment = UnsafeRawBufferPointer(rebasing: token[(first + 1)..<second])
         let signatureSegment = UnsafeRawBufferPointer(rebasing: token[(second + 1)...])
         guard !headerSegment.isEmpty else { throw .malformed("empty header segment") }
-        guard !signatureSegment.isEmpty else { throw JOSEError(.invalidSignature, "empty signature segment") }
+        guard !signatureSegment.isEmpty else { throw TokenMintError(.jose.invalidSignature, "empty signature segment") }
         guard headerSegment.count <= (policy.maximumHeaderBytes * 4 + 2) / 3 else {
-            throw JOSEError(.tooLarge, "protected header exceeds \(policy.maximumHeaderBytes) bytes")
+            throw TokenMintError(.jose.tooLarge, "protected header exceeds \(policy.maximumHeaderBytes) bytes")
         }
 
         let header: JWSHeader
@@ -259,16 +259,16 @@ public struct JWSVerifier: Sendable {
             // The signing input is the token itself up to the second '.'.
             valid = key.isValidSignature(signature, over: UnsafeRawBufferPointer(rebasing: token[0..<second]), algorithm: header.algorithm)
         }
-        guard valid else { throw JOSEError(.invalidSignature, "the \(header.algorithm) signature does not verify") }
+        guard valid else { throw TokenMintError(.jose.invalidSignature, "the \(header.algorithm) signature does not verify") }
         if cached == nil { cache.insert(headerSegment, header: header, key: key) }
         return VerifiedJWS(header: header, payload: payload, key: key)
     }
 
-    func parseHeader(_ segment: UnsafeRawBufferPointer) throws(JOSEError) -> JSONObject {
+    func parseHeader(_ segment: UnsafeRawBufferPointer) throws(TokenMintError) -> JSONObject {
         let json = try B64.decode(segment, "protected header")
         let value: JSONValue
         do { value = try JSONParser.parse(json, limits: policy.headerLimits) } catch {
-            throw JOSEError(.invalidJSON, "protected header: \(error)")
+            throw TokenMintError(.jose.invalidJSON, "protected header: \(error)")
         }
         guard let object = value.objectValue else { throw .header("the protected header is not a JSON object") }
         return object
@@ -277,9 +277,9 @@ public struct JWSVerifier: Sendable {
     /// Verifies a JWS in JSON serialization (flattened or general). For the
     /// general form, the first signature that verifies with a key of the set
     /// is returned; if none does, the last error is thrown.
-    public func verify(json text: String, detachedPayload: [UInt8]? = nil) throws(JOSEError) -> VerifiedJWS {
+    public func verify(json text: String, detachedPayload: [UInt8]? = nil) throws(TokenMintError) -> VerifiedJWS {
         guard text.utf8.count <= policy.maximumTokenBytes else {
-            throw JOSEError(.tooLarge, "JWS of \(text.utf8.count) bytes exceeds the \(policy.maximumTokenBytes)-byte limit")
+            throw TokenMintError(.jose.tooLarge, "JWS of \(text.utf8.count) bytes exceeds the \(policy.maximumTokenBytes)-byte limit")
         }
         var limits = JSONParser.Limits()
         limits.maximumBytes = policy.maximumTokenBytes
@@ -287,13 +287,11 @@ public struct JWSVerifier: Sendable {
         let root: JSONObject
         do {
             guard let object = try JSONParser.parse(Array(text.utf8), limits: limits).objectValue else {
-                throw JOSEError.malformed("a JSON-serialized JWS is an object")
+                throw TokenMintError.malformed("a JSON-serialized JWS is an object")
             }
             root = object
-        } catch let error as JOSEError {
-            throw error
         } catch {
-            throw JOSEError(.invalidJSON, "JWS JSON serialization: \(error)")
+            throw TokenMintError.wrap(error, as: .jose.invalidJSON, "JWS JSON serialization: \(error)")
         }
         let payloadText: String?
         switch root["payload"] {
@@ -316,9 +314,9 @@ public struct JWSVerifier: Sendable {
         } else {
             entries = [root]
         }
-        var lastError = JOSEError(.invalidSignature, "no signature")
+        var lastError = TokenMintError(.jose.invalidSignature, "no signature")
         for entry in entries {
-            do throws(JOSEError) {
+            do throws(TokenMintError) {
                 return try verifyEntry(entry, payloadText: payloadText, detachedPayload: detachedPayload)
             } catch {
                 lastError = error
@@ -327,7 +325,7 @@ public struct JWSVerifier: Sendable {
         throw lastError
     }
 
-    private func verifyEntry(_ entry: JSONObject, payloadText: String?, detachedPayload: [UInt8]?) throws(JOSEError) -> VerifiedJWS {
+    private func verifyEntry(_ entry: JSONObject, payloadText: String?, detachedPayload: [UInt8]?) throws(TokenMintError) -> VerifiedJWS {
         let protectedText: String
         switch entry["protected"] {
         case .some(.string(let text)) where !text.isEmpty: protectedText = text
@@ -340,11 +338,11 @@ public struct JWSVerifier: Sendable {
             guard let object = header.objectValue else { throw .header("\"header\" must be an object") }
             unprotected = object
         }
-        let protectedObject = protectedText.isEmpty ? JSONObject() : try Array(protectedText.utf8).withBytes { buffer throws(JOSEError) in
+        let protectedObject = protectedText.isEmpty ? JSONObject() : try Array(protectedText.utf8).withBytes { buffer throws(TokenMintError) in
             try parseHeader(buffer)
         }
         let header = try JWSHeader(protected: protectedObject, unprotected: unprotected, policy: policy)
-        let signature = try Array(signatureText.utf8).withBytes { buffer throws(JOSEError) in try B64.decode(buffer, "signature") }
+        let signature = try Array(signatureText.utf8).withBytes { buffer throws(TokenMintError) in try B64.decode(buffer, "signature") }
         var input = Array(protectedText.utf8)
         input.append(UInt8(ascii: "."))
         let payload: [UInt8]
@@ -355,7 +353,7 @@ public struct JWSVerifier: Sendable {
         } else {
             guard let payloadText else { throw .malformed("\"payload\" is missing") }
             if header.isPayloadBase64URLEncoded {
-                payload = try Array(payloadText.utf8).withBytes { buffer throws(JOSEError) in try B64.decode(buffer, "payload") }
+                payload = try Array(payloadText.utf8).withBytes { buffer throws(TokenMintError) in try B64.decode(buffer, "payload") }
             } else {
                 payload = Array(payloadText.utf8)
             }
@@ -363,7 +361,7 @@ public struct JWSVerifier: Sendable {
         }
         let key = try keys.key(for: header.algorithm, keyID: header.keyID)
         let valid = input.withUnsafeBytes { key.isValidSignature(signature, over: $0, algorithm: header.algorithm) }
-        guard valid else { throw JOSEError(.invalidSignature, "the \(header.algorithm) signature does not verify") }
+        guard valid else { throw TokenMintError(.jose.invalidSignature, "the \(header.algorithm) signature does not verify") }
         return VerifiedJWS(header: header, payload: payload, key: key)
     }
 }
@@ -380,7 +378,7 @@ public enum UnsecuredJWS {
     }
 
     /// Reads an unsecured JWS: the header must say `alg: none` and the signature must be empty.
-    public static func decode(_ token: String) throws(JOSEError) -> (header: JSONObject, payload: [UInt8]) {
+    public static func decode(_ token: String) throws(TokenMintError) -> (header: JSONObject, payload: [UInt8]) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[2].isEmpty else { throw .malformed("an unsecured JWS has an empty third segment") }
         let headerBytes = try B64.decode(parts[0], "header")

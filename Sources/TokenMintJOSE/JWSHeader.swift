@@ -34,7 +34,7 @@ public struct JWSHeader: Sendable {
     ///
     /// `jku`, `x5u`, `jwk` and `x5c` are kept as data and never used to find
     /// or trust a key.
-    init(protected: JSONObject, unprotected: JSONObject = JSONObject(), policy: JWSPolicy) throws(JOSEError) {
+    init(protected: JSONObject, unprotected: JSONObject = JSONObject(), policy: JWSPolicy) throws(TokenMintError) {
         for member in unprotected where protected[member.name] != nil {
             throw .header("\"\(member.name)\" appears in both the protected and unprotected header (RFC 7515 §7.2.1)")
         }
@@ -48,12 +48,12 @@ public struct JWSHeader: Sendable {
         guard let name = algValue.stringValue else { throw .header("\"alg\" must be a string") }
         guard let algorithm = JWSAlgorithm(name: name) else {
             if name.lowercased() == "none" {
-                throw JOSEError(.unsupportedAlgorithm, "alg \"\(name)\": unsecured tokens are only read by UnsecuredJWS")
+                throw TokenMintError(.jose.unsupportedAlgorithm, "alg \"\(name)\": unsecured tokens are only read by UnsecuredJWS")
             }
-            throw JOSEError(.unsupportedAlgorithm, "unknown or unsupported alg \"\(name)\"")
+            throw TokenMintError(.jose.unsupportedAlgorithm, "unknown or unsupported alg \"\(name)\"")
         }
         if let allowed = policy.algorithms, !allowed.contains(algorithm) {
-            throw JOSEError(.algorithmNotAllowed, "\(algorithm) is not in this verifier's allowed algorithms")
+            throw TokenMintError(.jose.algorithmNotAllowed, "\(algorithm) is not in this verifier's allowed algorithms")
         }
         for key in ["kid", "typ", "cty"] {
             if let value = protected[key] ?? unprotected[key], value.stringValue == nil {
@@ -70,7 +70,7 @@ public struct JWSHeader: Sendable {
                     throw .header("\"crit\" must not list the registered header \"\(entry)\"")
                 }
                 guard entry == "b64" || policy.understoodCriticalHeaders.contains(entry) else {
-                    throw JOSEError(.unsupportedCritical, "\"crit\" names \"\(entry)\", which this verifier does not understand")
+                    throw TokenMintError(.jose.unsupportedCritical, "\"crit\" names \"\(entry)\", which this verifier does not understand")
                 }
                 guard protected[entry] != nil else { throw .header("\"crit\" names \"\(entry)\", which is not in the header") }
                 critical.append(entry)

@@ -21,7 +21,7 @@ public struct JWTValidation: Sendable {
     public var type: String?
     /// Clock skew allowed on `exp`, `nbf` and `iat`, in seconds: 0…600
     /// (``maximumLeeway``). A value outside that range is refused with
-    /// `JOSEError.invalidConfiguration` when a token is verified; it is never
+    /// `TokenMintError.invalidConfiguration` when a token is verified; it is never
     /// clamped silently.
     public var leeway: Int64 = 0
     /// The largest ``leeway`` a verifier accepts: ten minutes.
@@ -29,7 +29,7 @@ public struct JWTValidation: Sendable {
     /// Claims that must be present.
     public var requiredClaims: Set<String> = ["exp"]
     /// Refuse tokens issued more than this many seconds ago (needs `iat`);
-    /// 0 or more, else `JOSEError.invalidConfiguration`.
+    /// 0 or more, else `TokenMintError.invalidConfiguration`.
     public var maximumAge: Int64?
     /// The current time in seconds since the epoch (injectable for tests).
     public var clock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
@@ -47,9 +47,9 @@ public struct JWTValidation: Sendable {
         return validation
     }
 
-    func check(_ claims: JWTClaims, header: JWSHeader) throws(JOSEError) {
+    func check(_ claims: JWTClaims, header: JWSHeader) throws(TokenMintError) {
         for name in requiredClaims where !claims.contains(name) {
-            throw JOSEError(.missingClaim, "required claim \"\(name)\" is missing")
+            throw TokenMintError(.jose.missingClaim, "required claim \"\(name)\" is missing")
         }
         if let type {
             func normal(_ s: String) -> String {
@@ -57,45 +57,45 @@ public struct JWTValidation: Sendable {
                 return lower.hasPrefix("application/") ? String(lower.dropFirst(12)) : lower
             }
             guard let actual = header.type, normal(actual) == normal(type) else {
-                throw JOSEError(.invalidType, "typ is \(header.type.map { "\"\($0)\"" } ?? "absent"), expected \"\(type)\"")
+                throw TokenMintError(.jose.invalidType, "typ is \(header.type.map { "\"\($0)\"" } ?? "absent"), expected \"\(type)\"")
             }
         }
         guard (0...JWTValidation.maximumLeeway).contains(leeway) else {
-            throw JOSEError(.invalidConfiguration, "leeway must be 0 to \(JWTValidation.maximumLeeway) s, not \(leeway)")
+            throw TokenMintError(.jose.invalidConfiguration, "leeway must be 0 to \(JWTValidation.maximumLeeway) s, not \(leeway)")
         }
-        if let maximumAge, maximumAge < 0 { throw JOSEError(.invalidConfiguration, "maximumAge must not be negative") }
+        if let maximumAge, maximumAge < 0 { throw TokenMintError(.jose.invalidConfiguration, "maximumAge must not be negative") }
         // Token times are the sender's: every sum saturates instead of wrapping.
         let now = clock()
         let latest = TimeArithmetic.adding(now, leeway)
         if let exp = claims.expiration, now >= TimeArithmetic.adding(exp, leeway) {
-            throw JOSEError(.expired, "the token expired at \(exp) (now \(now), leeway \(leeway) s)")
+            throw TokenMintError(.jose.expired, "the token expired at \(exp) (now \(now), leeway \(leeway) s)")
         }
         if let nbf = claims.notBefore, latest < nbf {
-            throw JOSEError(.notYetValid, "the token is valid from \(nbf) (now \(now), leeway \(leeway) s)")
+            throw TokenMintError(.jose.notYetValid, "the token is valid from \(nbf) (now \(now), leeway \(leeway) s)")
         }
         if let iat = claims.issuedAt {
             if iat > latest {
-                throw JOSEError(.issuedInFuture, "the token was issued at \(iat), in the future (now \(now))")
+                throw TokenMintError(.jose.issuedInFuture, "the token was issued at \(iat), in the future (now \(now))")
             }
             if let maximumAge, TimeArithmetic.subtracting(now, iat) > TimeArithmetic.adding(maximumAge, leeway) {
-                throw JOSEError(.expired, "the token was issued \(TimeArithmetic.subtracting(now, iat)) s ago; the limit is \(maximumAge) s")
+                throw TokenMintError(.jose.expired, "the token was issued \(TimeArithmetic.subtracting(now, iat)) s ago; the limit is \(maximumAge) s")
             }
         }
         if let issuer, claims.issuer != issuer {
-            throw JOSEError(.invalidIssuer, "iss is \(claims.issuer.map { "\"\($0)\"" } ?? "absent"), expected \"\(issuer)\"")
+            throw TokenMintError(.jose.invalidIssuer, "iss is \(claims.issuer.map { "\"\($0)\"" } ?? "absent"), expected \"\(issuer)\"")
         }
         if let audiences = claims.audience {
             guard let audience else {
-                throw JOSEError(.invalidAudience, "the token names audiences but this verifier has none configured")
+                throw TokenMintError(.jose.invalidAudience, "the token names audiences but this verifier has none configured")
             }
             guard audiences.contains(audience) else {
-                throw JOSEError(.invalidAudience, "aud does not contain \"\(audience)\"")
+                throw TokenMintError(.jose.invalidAudience, "aud does not contain \"\(audience)\"")
             }
         } else if let audience {
-            throw JOSEError(.invalidAudience, "the token has no aud; this verifier expects \"\(audience)\"")
+            throw TokenMintError(.jose.invalidAudience, "the token has no aud; this verifier expects \"\(audience)\"")
         }
         if let authorizedParty, claims.authorizedParty != authorizedParty {
-            throw JOSEError(.invalidAuthorizedParty, "azp is \(claims.authorizedParty.map { "\"\($0)\"" } ?? "absent"), expected \"\(authorizedParty)\"")
+            throw TokenMintError(.jose.invalidAuthorizedParty, "azp is \(claims.authorizedParty.map { "\"\($0)\"" } ?? "absent"), expected \"\(authorizedParty)\"")
         }
     }
 }
@@ -122,7 +122,7 @@ public struct JWTSigner: Sendable {
     private let prefix: [UInt8]  // base64url(header) "."
 
     /// A signer for `key` (algorithm as in ``JWSSigner/init(key:algorithm:)``).
-    public init(key: JWK, algorithm: JWSAlgorithm? = nil, type: String? = "JWT", keyID: String? = nil, ecdsaNonce: ECDSA.Nonce = .random) throws(JOSEError) {
+    public init(key: JWK, algorithm: JWSAlgorithm? = nil, type: String? = "JWT", keyID: String? = nil, ecdsaNonce: ECDSA.Nonce = .random) throws(TokenMintError) {
         var signer = try JWSSigner(key: key, algorithm: algorithm)
         signer.ecdsaNonce = ecdsaNonce
         self.signer = signer
@@ -134,7 +134,7 @@ public struct JWTSigner: Sendable {
     }
 
     /// The compact JWT for `claims`.
-    public func sign(_ claims: JWTClaims) throws(JOSEError) -> String {
+    public func sign(_ claims: JWTClaims) throws(TokenMintError) -> String {
         var writer = JSONWriter(capacity: 256)
         claims.write(to: &writer)
         return try sign(claimsJSON: writer.bytes)
@@ -142,20 +142,18 @@ public struct JWTSigner: Sendable {
 
     /// The compact JWT for a claims set already encoded as JSON (it must be a
     /// JSON object; it is checked strictly first).
-    public func sign(claimsJSON json: [UInt8], validate: Bool = false) throws(JOSEError) -> String {
+    public func sign(claimsJSON json: [UInt8], validate: Bool = false) throws(TokenMintError) -> String {
         if validate {
             do {
-                guard try JSONParser.parse(json).objectValue != nil else { throw JOSEError.claim("the claims set must be a JSON object") }
-            } catch let error as JOSEError {
-                throw error
+                guard try JSONParser.parse(json).objectValue != nil else { throw TokenMintError.claim("the claims set must be a JSON object") }
             } catch {
-                throw JOSEError(.invalidJSON, "claims: \(error)")
+                throw TokenMintError.wrap(error, as: .jose.invalidJSON, "claims: \(error)")
             }
         }
         var token = prefix
         token.reserveCapacity(prefix.count + json.count * 4 / 3 + 140)
         Base64URL.encode(json, into: &token)
-        let signature = try token.withBytes { input throws(JOSEError) in
+        let signature = try token.withBytes { input throws(TokenMintError) in
             try signer.key.signature(over: input, algorithm: signer.algorithm, nonce: signer.ecdsaNonce)
         }
         token.append(UInt8(ascii: "."))
@@ -180,18 +178,18 @@ public struct JWTVerifier: Sendable {
     }
 
     /// A verifier with one key.
-    public init(key: JWK, validation: JWTValidation = JWTValidation(), policy: JWSPolicy = JWSPolicy()) throws(JOSEError) {
+    public init(key: JWK, validation: JWTValidation = JWTValidation(), policy: JWSPolicy = JWSPolicy()) throws(TokenMintError) {
         self.init(keys: try JWKSet(key), validation: validation, policy: policy)
     }
 
     /// Verifies the token and its claims.
-    public func verify(_ token: String) throws(JOSEError) -> VerifiedJWT {
+    public func verify(_ token: String) throws(TokenMintError) -> VerifiedJWT {
         let jws = try verifier.verify(compact: token)
         let value: JSONValue
         do { value = try JSONParser.parse(jws.payload, limits: verifier.policy.claimsLimits) } catch {
-            throw JOSEError(.invalidJSON, "claims: \(error)")
+            throw TokenMintError(.jose.invalidJSON, "claims: \(error)")
         }
-        guard let object = value.objectValue else { throw JOSEError.claim("the JWT payload is not a JSON object") }
+        guard let object = value.objectValue else { throw TokenMintError.claim("the JWT payload is not a JSON object") }
         let claims = try JWTClaims(object: object)
         try validation.check(claims, header: jws.header)
         return VerifiedJWT(header: jws.header, claims: claims, payload: jws.payload, key: jws.key)
@@ -202,18 +200,16 @@ public struct JWTVerifier: Sendable {
 /// nothing returned here may be trusted.
 public enum UnverifiedJWT {
     /// The header and claims of `token`, decoded but not verified.
-    public static func decode(_ token: String) throws(JOSEError) -> (header: JSONObject, claims: JSONObject) {
+    public static func decode(_ token: String) throws(TokenMintError) -> (header: JSONObject, claims: JSONObject) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw .malformed("a compact JWT has three segments") }
-        func object(_ segment: Substring, _ what: String) throws(JOSEError) -> JSONObject {
+        func object(_ segment: Substring, _ what: String) throws(TokenMintError) -> JSONObject {
             let bytes = try B64.decode(segment, what)
             do {
-                guard let object = try JSONParser.parse(bytes).objectValue else { throw JOSEError.malformed("\(what) is not a JSON object") }
+                guard let object = try JSONParser.parse(bytes).objectValue else { throw TokenMintError.malformed("\(what) is not a JSON object") }
                 return object
-            } catch let error as JOSEError {
-                throw error
             } catch {
-                throw JOSEError(.invalidJSON, "\(what): \(error)")
+                throw TokenMintError.wrap(error, as: .jose.invalidJSON, "\(what): \(error)")
             }
         }
         return (try object(parts[0], "header"), try object(parts[1], "claims"))

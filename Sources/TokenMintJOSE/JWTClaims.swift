@@ -62,12 +62,12 @@ public struct JWTClaims: Sendable, Hashable {
     /// Reads a claims set, type-checking the registered claims: strings are
     /// strings, `aud` a string or an array of strings, dates numbers
     /// (fractions are truncated to whole seconds).
-    public init(object: JSONObject) throws(JOSEError) {
-        func string(_ name: String, _ value: JSONValue) throws(JOSEError) -> String {
+    public init(object: JSONObject) throws(TokenMintError) {
+        func string(_ name: String, _ value: JSONValue) throws(TokenMintError) -> String {
             guard case .string(let text) = value else { throw .claim("\"\(name)\" must be a string") }
             return text
         }
-        func date(_ name: String, _ value: JSONValue) throws(JOSEError) -> Int64 {
+        func date(_ name: String, _ value: JSONValue) throws(TokenMintError) -> Int64 {
             if let integer = value.int64Value { return integer }
             guard let double = value.doubleValue, double.isFinite, let seconds = Int64(exactly: double.rounded(.down)) else {
                 throw .claim("\"\(name)\" must be a NumericDate (a number of seconds)")

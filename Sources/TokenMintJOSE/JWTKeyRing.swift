@@ -1,4 +1,4 @@
-import TokenMintCore
+public import TokenMintCore
 import TokenMintCrypto
 
 /// A JWT signer and verifier whose keys rotate while it is in use.
@@ -25,7 +25,7 @@ public final class JWTKeyRing: Sendable {
 
     /// A ring that signs with `signingKey` (its `kid` is set to its RFC 7638
     /// thumbprint when it has none).
-    public init(signingKey: JWK, type: String? = "JWT", validation: JWTValidation = JWTValidation(), policy: JWSPolicy = JWSPolicy()) throws(JOSEError) {
+    public init(signingKey: JWK, type: String? = "JWT", validation: JWTValidation = JWTValidation(), policy: JWSPolicy = JWSPolicy()) throws(TokenMintError) {
         self.type = type
         self.validation = validation
         self.policy = policy
@@ -38,10 +38,10 @@ public final class JWTKeyRing: Sendable {
         return key
     }
 
-    static func state(signingKey: JWK, verifying older: [JWK], type: String?, validation: JWTValidation, policy: JWSPolicy) throws(JOSEError) -> State {
-        guard signingKey.isPrivate || signingKey.keyType == .oct else { throw JOSEError.key("the signing key must be a private or secret key") }
+    static func state(signingKey: JWK, verifying older: [JWK], type: String?, validation: JWTValidation, policy: JWSPolicy) throws(TokenMintError) -> State {
+        guard signingKey.isPrivate || signingKey.keyType == .oct else { throw TokenMintError.key("the signing key must be a private or secret key") }
         guard let keyID = signingKey.keyID, !older.contains(where: { $0.keyID == keyID }) else {
-            throw JOSEError(.ambiguousKey, "the key ring already holds a key with kid \(signingKey.keyID ?? "")")
+            throw TokenMintError(.jose.ambiguousKey, "the key ring already holds a key with kid \(signingKey.keyID ?? "")")
         }
         let keys = [signingKey] + older
         return State(
@@ -60,9 +60,9 @@ public final class JWTKeyRing: Sendable {
     /// Makes `key` the signing key; the previous signing key keeps verifying
     /// until it is retired.
     /// - Throws: `ambiguousKey` when a key with the same `kid` is in the ring.
-    public func rotate(to key: JWK) throws(JOSEError) {
+    public func rotate(to key: JWK) throws(TokenMintError) {
         let key = JWTKeyRing.identified(key)
-        try lock.withLock { () throws(JOSEError) in
+        try lock.withLock { () throws(TokenMintError) in
             state = try JWTKeyRing.state(signingKey: key, verifying: state.keys, type: type, validation: validation, policy: policy)
         }
     }
@@ -70,9 +70,9 @@ public final class JWTKeyRing: Sendable {
     /// Stops `keyID` from verifying. The signing key cannot be retired.
     /// - Returns: Whether a key was removed.
     @discardableResult
-    public func retire(keyID: String) throws(JOSEError) -> Bool {
-        try lock.withLock { () throws(JOSEError) -> Bool in
-            guard state.signer.signer.key.keyID != keyID else { throw JOSEError.key("the signing key cannot be retired; rotate first") }
+    public func retire(keyID: String) throws(TokenMintError) -> Bool {
+        try lock.withLock { () throws(TokenMintError) -> Bool in
+            guard state.signer.signer.key.keyID != keyID else { throw TokenMintError.key("the signing key cannot be retired; rotate first") }
             let older = state.keys.dropFirst().filter { $0.keyID != keyID }
             guard older.count != state.keys.count - 1 else { return false }
             state = try JWTKeyRing.state(signingKey: state.keys[0], verifying: Array(older), type: type, validation: validation, policy: policy)
@@ -81,13 +81,13 @@ public final class JWTKeyRing: Sendable {
     }
 
     /// Signs `claims` with the current signing key.
-    public func sign(_ claims: JWTClaims) throws(JOSEError) -> String {
+    public func sign(_ claims: JWTClaims) throws(TokenMintError) -> String {
         let signer = lock.withLock { state.signer }
         return try signer.sign(claims)
     }
 
     /// Verifies `token` with the keys of the ring and checks its claims.
-    public func verify(_ token: String) throws(JOSEError) -> VerifiedJWT {
+    public func verify(_ token: String) throws(TokenMintError) -> VerifiedJWT {
         let verifier = lock.withLock { state.verifier }
         return try verifier.verify(token)
     }

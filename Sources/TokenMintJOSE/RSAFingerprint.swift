@@ -1,3 +1,5 @@
+import TokenMintCore
+
 /// Detection of RSA moduli made by the flawed Infineon generator (ROCA,
 /// CVE-2017-15361; Nemec et al., CCS 2017). Such primes are k·M + (65537^a mod M)
 /// for a primorial M, so n mod r lies in the subgroup that 65537 generates
@@ -31,7 +33,7 @@ enum RSAFingerprint {
         return true
     }
 
-    static func checkNotROCA(modulus: [UInt8]) throws(JOSEError) {
+    static func checkNotROCA(modulus: [UInt8]) throws(TokenMintError) {
         if hasROCAFingerprint(modulus: modulus) {
             throw .key("the RSA modulus has the ROCA fingerprint (CVE-2017-15361): its factors are recoverable")
         }

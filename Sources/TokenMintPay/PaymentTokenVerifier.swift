@@ -1,4 +1,4 @@
-import TokenMintCore
+public import TokenMintCore
 import TokenMintCrypto
 public import TokenMintStore
 
@@ -47,11 +47,11 @@ public struct PaymentTokenVerifier: Sendable {
     /// A verifier over `store`.
     /// - Throws: `invalidConfiguration` when `lifetime` is not 1 to
     ///   ``maximumLifetime`` seconds or `skew` not 0 to 300.
-    public init(store: any VerifierStore, lifetime: Int64 = 600, skew: Int64 = 30, clock: WhitelabelPayClock) throws(WhitelabelPayError) {
+    public init(store: any VerifierStore, lifetime: Int64 = 600, skew: Int64 = 30, clock: WhitelabelPayClock) throws(TokenMintError) {
         guard (1...Self.maximumLifetime).contains(lifetime) else {
-            throw WhitelabelPayError(.invalidConfiguration, "the token lifetime is 1 to \(Self.maximumLifetime) s, not \(lifetime)")
+            throw TokenMintError(.pay.invalidConfiguration, "the token lifetime is 1 to \(Self.maximumLifetime) s, not \(lifetime)")
         }
-        guard (0...300).contains(skew) else { throw WhitelabelPayError(.invalidConfiguration, "the clock skew is 0 to 300 s, not \(skew)") }
+        guard (0...300).contains(skew) else { throw TokenMintError(.pay.invalidConfiguration, "the clock skew is 0 to 300 s, not \(skew)") }
         self.store = store
         self.lifetime = lifetime
         self.skew = skew
@@ -63,16 +63,16 @@ public struct PaymentTokenVerifier: Sendable {
 
     /// Enrols the device of `enrolment` (idempotent; another key under the
     /// same reference ID is refused).
-    public func enrol(_ enrolment: EnrolmentToken) async throws(WhitelabelPayError) {
+    public func enrol(_ enrolment: EnrolmentToken) async throws(TokenMintError) {
         do { try await store.enrolDevice(Self.deviceID(of: enrolment), record: Array(enrolment.description.utf8)) } catch {
-            throw WhitelabelPayError(error.code == .conflict ? .enrollmentError : .storeFailure, "enrolment: \(error.description)")
+            throw TokenMintError(error.code == .store.conflict ? .pay.enrollmentError : .pay.storeFailure, "enrolment: \(error.description)")
         }
     }
 
     /// `now + window` for a grant or an issued part, with the window bounded.
-    func deadline(_ window: Int64) throws(WhitelabelPayError) -> Int64 {
+    func deadline(_ window: Int64) throws(TokenMintError) -> Int64 {
         guard (1...Self.maximumWindow).contains(window) else {
-            throw WhitelabelPayError(.invalidConfiguration, "the window is 1 to \(Self.maximumWindow) s, not \(window)")
+            throw TokenMintError(.pay.invalidConfiguration, "the window is 1 to \(Self.maximumWindow) s, not \(window)")
         }
         return TimeArithmetic.adding(clock.now(), window)
     }
@@ -81,10 +81,10 @@ public struct PaymentTokenVerifier: Sendable {
     /// tokens dated up to `window` seconds from now. No value is granted twice.
     /// - Throws: `invalidConfiguration` for a window outside 1 to
     ///   ``maximumWindow`` seconds, `deviceNotEnrolled`, `storeFailure`.
-    public func grantOfflineAllowance(deviceID: String, count: Int64, window: Int64) async throws(WhitelabelPayError) -> OfflineGrant {
+    public func grantOfflineAllowance(deviceID: String, count: Int64, window: Int64) async throws(TokenMintError) -> OfflineGrant {
         let notAfter = try deadline(window)
         do { return try await store.grantOfflineAllowance(deviceID, count: count, notAfter: notAfter) } catch {
-            throw WhitelabelPayError(error.code == .notFound ? .deviceNotEnrolled : error.code == .invalidArgument ? .invalidConfiguration : .storeFailure,
+            throw TokenMintError(error.code == .store.notFound ? .pay.deviceNotEnrolled : error.code == .store.invalidArgument ? .pay.invalidConfiguration : .pay.storeFailure,
                                      "grant: \(error.description)")
         }
     }
@@ -93,26 +93,26 @@ public struct PaymentTokenVerifier: Sendable {
     /// answers when a device online asks for a payment token):
     /// `on.<paymentMeansID>.<22 random base64url characters>`, usable for one
     /// token dated up to `window` seconds from now.
-    public func issueOnlinePart(deviceID: String, paymentMeansID: String, window: Int64 = 600) async throws(WhitelabelPayError) -> String {
+    public func issueOnlinePart(deviceID: String, paymentMeansID: String, window: Int64 = 600) async throws(TokenMintError) -> String {
         guard PaymentMeans.isValidID(paymentMeansID) else {
-            throw WhitelabelPayError(.failureToRetrievePaymentMeans, "payment means ids are 1 to 64 characters of [A-Za-z0-9-]")
+            throw TokenMintError(.pay.failureToRetrievePaymentMeans, "payment means ids are 1 to 64 characters of [A-Za-z0-9-]")
         }
         let notAfter = try deadline(window)
         let part = "on.\(paymentMeansID).\(Base64URL.encode(SecureRandom.bytes(count: 16)))"
         do { try await store.issueOnlinePart(deviceID, part: part, notAfter: notAfter) } catch {
-            throw WhitelabelPayError(error.code == .notFound ? .deviceNotEnrolled : .storeFailure, "issue: \(error.description)")
+            throw TokenMintError(error.code == .store.notFound ? .pay.deviceNotEnrolled : .pay.storeFailure, "issue: \(error.description)")
         }
         return part
     }
 
     /// Verifies `text` for the enrolled device `deviceID` and records it as used.
     /// `attempt` as in ``verify(_:enrolment:attempt:)``.
-    public func verify(_ text: String, deviceID: String, attempt: String? = nil) async throws(WhitelabelPayError) -> VerifiedPaymentToken {
+    public func verify(_ text: String, deviceID: String, attempt: String? = nil) async throws(TokenMintError) -> VerifiedPaymentToken {
         let record: [UInt8]?
         do { record = try await store.deviceRecord(deviceID) } catch {
-            throw WhitelabelPayError(.storeFailure, "device lookup: \(error.description)")
+            throw TokenMintError(.pay.storeFailure, "device lookup: \(error.description)")
         }
-        guard let record else { throw WhitelabelPayError(.deviceNotEnrolled, "device \(deviceID) is not enrolled") }
+        guard let record else { throw TokenMintError(.pay.deviceNotEnrolled, "device \(deviceID) is not enrolled") }
         let enrolment = try EnrolmentToken(parsing: String(decoding: record, as: UTF8.self), allowLegacyTenant: true)
         return try await verify(text, enrolment: enrolment, attempt: attempt)
     }
@@ -128,7 +128,7 @@ public struct PaymentTokenVerifier: Sendable {
     /// lost answer accepts the token again instead of calling it replayed;
     /// any other attempt, or none, is refused. So an acceptance whose answer
     /// was lost is not lost, and a token is still good for one payment only.
-    public func verify(_ text: String, enrolment: EnrolmentToken, attempt: String? = nil) async throws(WhitelabelPayError) -> VerifiedPaymentToken {
+    public func verify(_ text: String, enrolment: EnrolmentToken, attempt: String? = nil) async throws(TokenMintError) -> VerifiedPaymentToken {
         let (verified, identifier) = try check(text, enrolment: enrolment)
         let deviceID = Self.deviceID(of: enrolment)
         let slot: [UInt8]?
@@ -138,11 +138,11 @@ public struct PaymentTokenVerifier: Sendable {
             if requiresOfflineGrant {
                 let grant: OfflineGrant?
                 do { grant = try await store.offlineGrant(deviceID, containing: counter) } catch {
-                    throw WhitelabelPayError(.storeFailure, "grant lookup: \(error.description)")
+                    throw TokenMintError(.pay.storeFailure, "grant lookup: \(error.description)")
                 }
-                guard let grant else { throw WhitelabelPayError(.offlineTokenLimitReached, "offline counter \(counter) was never granted to this device") }
+                guard let grant else { throw TokenMintError(.pay.offlineTokenLimitReached, "offline counter \(counter) was never granted to this device") }
                 guard verified.token.epochSeconds <= grant.notAfter else {
-                    throw WhitelabelPayError(.expiredToken, "the token is dated after its offline grant ended")
+                    throw TokenMintError(.pay.expiredToken, "the token is dated after its offline grant ended")
                 }
             }
         case .online:
@@ -150,11 +150,11 @@ public struct PaymentTokenVerifier: Sendable {
             let part = verified.token.unsignedPart
             let notAfter: Int64?
             do { notAfter = try await store.onlinePart(deviceID, part: part) } catch {
-                throw WhitelabelPayError(.storeFailure, "issued-part lookup: \(error.description)")
+                throw TokenMintError(.pay.storeFailure, "issued-part lookup: \(error.description)")
             }
-            guard let notAfter else { throw WhitelabelPayError(.notIssued, "this unsigned part was never issued to this device") }
+            guard let notAfter else { throw TokenMintError(.pay.notIssued, "this unsigned part was never issued to this device") }
             guard verified.token.epochSeconds <= notAfter else {
-                throw WhitelabelPayError(.expiredToken, "the token is dated after its unsigned part's window ended")
+                throw TokenMintError(.pay.expiredToken, "the token is dated after its unsigned part's window ended")
             }
             slot = Self.slot(enrolment, "on", part)
         }
@@ -162,10 +162,10 @@ public struct PaymentTokenVerifier: Sendable {
         let attemptKey = attempt.map { HashFunction.sha256.hash(Array($0.utf8)) }
         let expiresAt = TimeArithmetic.adding(verified.token.epochSeconds, lifetime + skew)
         do { first = try await store.recordOnce(identifier, expiresAt: expiresAt, attempt: attemptKey, spending: slot) } catch {
-            throw WhitelabelPayError(.storeFailure, "the replay ledger failed: \(error.description)")
+            throw TokenMintError(.pay.storeFailure, "the replay ledger failed: \(error.description)")
         }
         guard first else {
-            throw WhitelabelPayError(.replayedToken, slot == nil
+            throw TokenMintError(.pay.replayedToken, slot == nil
                 ? "this token was accepted before"
                 : "this token, or another with the same offline counter or unsigned part, was accepted before")
         }
@@ -174,19 +174,19 @@ public struct PaymentTokenVerifier: Sendable {
 
     /// The checks that need no store: form, signature, age. Returns the
     /// token and its ledger identifier.
-    func check(_ text: String, enrolment: EnrolmentToken) throws(WhitelabelPayError) -> (VerifiedPaymentToken, [UInt8]) {
+    func check(_ text: String, enrolment: EnrolmentToken) throws(TokenMintError) -> (VerifiedPaymentToken, [UInt8]) {
         let token = try PaymentToken(parsing: text)
         let message = token.signedMessage
         guard enrolment.publicKey.isValidSignature(token.signature, for: message) else {
-            throw WhitelabelPayError(.invalidSignature, "the signature does not verify with the enrolled device key")
+            throw TokenMintError(.pay.invalidSignature, "the signature does not verify with the enrolled device key")
         }
         // Token times are the sender's and options may be extreme: every sum saturates.
         let now = clock.now()
         guard token.epochSeconds <= TimeArithmetic.adding(now, skew) else {
-            throw WhitelabelPayError(.expiredToken, "the token is dated \(TimeArithmetic.subtracting(token.epochSeconds, now)) s in the future")
+            throw TokenMintError(.pay.expiredToken, "the token is dated \(TimeArithmetic.subtracting(token.epochSeconds, now)) s in the future")
         }
         guard now <= TimeArithmetic.adding(token.epochSeconds, lifetime + skew) else {
-            throw WhitelabelPayError(.expiredToken, "the token expired \(TimeArithmetic.subtracting(now, TimeArithmetic.adding(token.epochSeconds, lifetime))) s ago")
+            throw TokenMintError(.pay.expiredToken, "the token expired \(TimeArithmetic.subtracting(now, TimeArithmetic.adding(token.epochSeconds, lifetime))) s ago")
         }
         // The identifier covers what was signed, so the padded and unpadded
         // spellings of one token are the same token.
@@ -206,15 +206,15 @@ public struct PaymentTokenVerifier: Sendable {
     /// and must be `off.<meansId>.<counter>.<nonce>` with the counter in its
     /// one canonical form (decimal, no sign, no leading zero, 1 or more);
     /// a label that is `off` in another case is refused; anything else is online.
-    static func kind(of unsigned: String) throws(WhitelabelPayError) -> Kind {
+    static func kind(of unsigned: String) throws(TokenMintError) -> Kind {
         let parts = unsigned.split(separator: ".", omittingEmptySubsequences: false)
         guard parts[0] == "off" else {
-            if parts[0].lowercased() == "off" { throw WhitelabelPayError(.malformedToken, "the offline label is \"off\", in lower case") }
+            if parts[0].lowercased() == "off" { throw TokenMintError(.pay.malformedToken, "the offline label is \"off\", in lower case") }
             return .online
         }
         guard parts.count == 4, PaymentMeans.isValidID(parts[1]), let counter = canonicalCounter(parts[2]),
             (1...64).contains(parts[3].utf8.count), parts[3].utf8.allSatisfy(Self.isBase64URLCharacter)
-        else { throw WhitelabelPayError(.malformedToken, "an offline token is off.<meansId>.<counter>.<nonce>, the counter a decimal number without leading zeros") }
+        else { throw TokenMintError(.pay.malformedToken, "an offline token is off.<meansId>.<counter>.<nonce>, the counter a decimal number without leading zeros") }
         return .offline(counter: counter)
     }
 

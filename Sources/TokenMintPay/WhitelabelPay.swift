@@ -1,4 +1,4 @@
-import TokenMintCore
+public import TokenMintCore
 import TokenMintCrypto
 public import TokenMintStore
 import Foundation
@@ -29,7 +29,7 @@ public enum WhitelabelPayUpdate: Sendable {
     /// The backend reported a failed payment (push `payment-failed.v1`).
     case paymentFailed
     /// Minting failed for another reason.
-    case failure(WhitelabelPayError)
+    case failure(TokenMintError)
 }
 
 /// The WhitelabelPay device SDK surface on Linux: enrolment, payment means,
@@ -86,7 +86,7 @@ public actor WhitelabelPay {
     public init(
         configuration: WhitelabelPayConfiguration, store: any KeyValueStore, backend: any WhitelabelPayBackend,
         clock: WhitelabelPayClock = .system, logDirectory: String? = nil
-    ) throws(WhitelabelPayError) {
+    ) throws(TokenMintError) {
         self.configuration = configuration
         self.store = store
         self.backend = backend
@@ -102,7 +102,7 @@ public actor WhitelabelPay {
             let stored = try WhitelabelPay.loadRecord(tx, store: store)
             var record = try stored ?? WhitelabelPay.currentRecord(tx, store: store, configuration: configuration)
             if record.environment != configuration.environment.rawValue {
-                throw WhitelabelPayError(.invalidConfiguration,
+                throw TokenMintError(.pay.invalidConfiguration,
                     "the store belongs to the \(record.environment) environment; reset() before switching to \(configuration.environment.rawValue)")
             }
             // Written only when new or changed: a store on read-only media still opens.
@@ -113,19 +113,15 @@ public actor WhitelabelPay {
     }
 
     /// Runs a store transaction, turning store failures into `storeFailure`.
-    static func storeCall<T>(_ store: any KeyValueStore, _ body: (any StoreTransaction) throws -> T) throws(WhitelabelPayError) -> T {
+    static func storeCall<T>(_ store: any KeyValueStore, _ body: (any StoreTransaction) throws -> T) throws(TokenMintError) -> T {
         do {
             return try store.transaction(body)
-        } catch let error as WhitelabelPayError {
-            throw error
-        } catch let error as StoreError {
-            throw WhitelabelPayError(.storeFailure, error.description)
         } catch {
-            throw WhitelabelPayError(.storeFailure, "\(error)")
+            throw TokenMintError.wrap(error, as: .pay.storeFailure, "\(error)")
         }
     }
 
-    func transaction<T>(_ body: (any StoreTransaction) throws -> T) throws(WhitelabelPayError) -> T {
+    func transaction<T>(_ body: (any StoreTransaction) throws -> T) throws(TokenMintError) -> T {
         try WhitelabelPay.storeCall(store, body)
     }
 
@@ -138,18 +134,18 @@ public actor WhitelabelPay {
     static func loadRecord(_ tx: any StoreTransaction, store: any KeyValueStore) throws -> DeviceRecord? {
         let sealed: SecureBytes?
         do { sealed = try tx.secret(Name.device) } catch {
-            throw WhitelabelPayError(.tampered, "the device state does not open with the master key: it was edited or damaged")
+            throw TokenMintError(.pay.tampered, "the device state does not open with the master key: it was edited or damaged")
         }
         guard let sealed else { return nil }
         guard let record = sealed.withUnsafeBytes({ DeviceRecord(encoded: $0) }) else {
-            throw WhitelabelPayError(.tampered, "the device state is unreadable")
+            throw TokenMintError(.pay.tampered, "the device state is unreadable")
         }
         guard record.store == (try identity(of: store)) else {
-            throw WhitelabelPayError(.tampered, "the device state belongs to another store")
+            throw TokenMintError(.pay.tampered, "the device state belongs to another store")
         }
         guard record.offlineMinted >= 0, record.offlineSequence >= record.offlineMinted || record.offlineSequence >= 0,
             record.offlineLimit >= 0, record.wasted >= 0, WhitelabelPayState(rawValue: record.state) != nil
-        else { throw WhitelabelPayError(.tampered, "the device state holds impossible values") }
+        else { throw TokenMintError(.pay.tampered, "the device state holds impossible values") }
         return record
     }
 
@@ -158,7 +154,7 @@ public actor WhitelabelPay {
     static func currentRecord(_ tx: any StoreTransaction, store: any KeyValueStore, configuration: WhitelabelPayConfiguration) throws -> DeviceRecord {
         if let record = try loadRecord(tx, store: store) { return record }
         guard try tx.secret(Name.deviceKey) == nil else {
-            throw WhitelabelPayError(.tampered, "the device state is missing beside an existing device key")
+            throw TokenMintError(.pay.tampered, "the device state is missing beside an existing device key")
         }
         return DeviceRecord(store: try identity(of: store), environment: configuration.environment.rawValue,
                             offlineLimit: configuration.offlineTokenLimit)
@@ -169,13 +165,13 @@ public actor WhitelabelPay {
     }
 
     /// Reads the record in a transaction of its own.
-    func record() throws(WhitelabelPayError) -> DeviceRecord {
+    func record() throws(TokenMintError) -> DeviceRecord {
         let (store, configuration) = (self.store, self.configuration)
         return try transaction { tx in try WhitelabelPay.currentRecord(tx, store: store, configuration: configuration) }
     }
 
     /// Changes the record in one transaction; `body` may also use the transaction.
-    func update<T>(_ body: (inout DeviceRecord, any StoreTransaction) throws -> T) throws(WhitelabelPayError) -> T {
+    func update<T>(_ body: (inout DeviceRecord, any StoreTransaction) throws -> T) throws(TokenMintError) -> T {
         let (store, configuration) = (self.store, self.configuration)
         return try transaction { tx in
             let stored = try WhitelabelPay.loadRecord(tx, store: store)
@@ -190,7 +186,7 @@ public actor WhitelabelPay {
 
     /// The enrolment state.
     public var state: WhitelabelPayState {
-        get throws(WhitelabelPayError) {
+        get throws(TokenMintError) {
             if let cachedState { return cachedState }
             let state = WhitelabelPayState(rawValue: try record().state) ?? .inactive
             cachedState = state
@@ -198,7 +194,7 @@ public actor WhitelabelPay {
         }
     }
 
-    func setState(_ state: WhitelabelPayState) throws(WhitelabelPayError) {
+    func setState(_ state: WhitelabelPayState) throws(TokenMintError) {
         try update { record, _ in record.state = state.rawValue }
         cachedState = state
         monitorContinuation?.yield(.stateChanged(state))
@@ -208,12 +204,12 @@ public actor WhitelabelPay {
     /// The current time as the server sees it: the local clock corrected by
     /// the offset learned at the last sync.
     public var serverTime: Int64 {
-        get throws(WhitelabelPayError) {
+        get throws(TokenMintError) {
             TimeArithmetic.adding(clock.now(), try record().serverOffset)
         }
     }
 
-    func learnServerTime(_ serverTime: Int64) throws(WhitelabelPayError) {
+    func learnServerTime(_ serverTime: Int64) throws(TokenMintError) {
         let offset = TimeArithmetic.subtracting(serverTime, clock.now())
         try update { record, _ in record.serverOffset = offset }
     }
@@ -224,10 +220,10 @@ public actor WhitelabelPay {
     /// sealed in the store and reused; the token is the same every time. When
     /// the device is not enrolled yet, the backend is told and the state
     /// moves to `activating`.
-    public func getEnrolmentToken() async throws(WhitelabelPayError) -> EnrolmentToken {
+    public func getEnrolmentToken() async throws(TokenMintError) -> EnrolmentToken {
         let key = try update { record, tx -> Ed25519.PrivateKey in
             if let existing = try tx.secret(Name.deviceKey) { return try WhitelabelPay.checkedKey(existing, record) }
-            guard record.deviceKey == nil else { throw WhitelabelPayError(.tampered, "the device key was removed") }
+            guard record.deviceKey == nil else { throw TokenMintError(.pay.tampered, "the device key was removed") }
             let seed = SecureBytes(randomCount: 32)
             let key = try WhitelabelPay.makeKey(seed)
             try tx.setSecret(Name.deviceKey, seed)
@@ -240,24 +236,22 @@ public actor WhitelabelPay {
             do {
                 let serverTime = try await backend.enrol(token)
                 try learnServerTime(serverTime)
-            } catch let error as WhitelabelPayError {
-                throw error
             } catch {
-                throw WhitelabelPayError(.enrollmentError, "the backend refused the enrolment: \(error)")
+                throw TokenMintError.wrap(error, as: .pay.enrollmentError, "the backend refused the enrolment: \(error)")
             }
             try setState(.activating)
         }
         return token
     }
 
-    func deviceKey() throws(WhitelabelPayError) -> Ed25519.PrivateKey {
+    func deviceKey() throws(TokenMintError) -> Ed25519.PrivateKey {
         if let cachedKey { return cachedKey }
         let (store, configuration) = (self.store, self.configuration)
         let key = try transaction { tx -> Ed25519.PrivateKey in
             let record = try WhitelabelPay.currentRecord(tx, store: store, configuration: configuration)
             guard let seed = try tx.secret(Name.deviceKey) else {
-                if record.deviceKey != nil { throw WhitelabelPayError(.tampered, "the device key was removed") }
-                throw WhitelabelPayError(.deviceNotEnrolled, "no device key: call getEnrolmentToken() first")
+                if record.deviceKey != nil { throw TokenMintError(.pay.tampered, "the device key was removed") }
+                throw TokenMintError(.pay.deviceNotEnrolled, "no device key: call getEnrolmentToken() first")
             }
             return try WhitelabelPay.checkedKey(seed, record)
         }
@@ -265,17 +259,17 @@ public actor WhitelabelPay {
         return key
     }
 
-    static func makeKey(_ seed: SecureBytes) throws(WhitelabelPayError) -> Ed25519.PrivateKey {
+    static func makeKey(_ seed: SecureBytes) throws(TokenMintError) -> Ed25519.PrivateKey {
         do { return try Ed25519.PrivateKey(rawRepresentation: seed) } catch {
-            throw WhitelabelPayError(.tampered, "the stored device key is unusable")
+            throw TokenMintError(.pay.tampered, "the stored device key is unusable")
         }
     }
 
     /// The device key, checked against the public key its record names.
-    static func checkedKey(_ seed: SecureBytes, _ record: DeviceRecord) throws(WhitelabelPayError) -> Ed25519.PrivateKey {
+    static func checkedKey(_ seed: SecureBytes, _ record: DeviceRecord) throws(TokenMintError) -> Ed25519.PrivateKey {
         let key = try makeKey(seed)
         guard record.deviceKey == Base64URL.encode(key.publicKey.rawRepresentation) else {
-            throw WhitelabelPayError(.tampered, "the device key is not the one the device state names")
+            throw TokenMintError(.pay.tampered, "the device key is not the one the device state names")
         }
         return key
     }
@@ -292,7 +286,7 @@ public actor WhitelabelPay {
 
     /// Handles a push payload `{"aps":{…},"yp-type":"…"}`.
     @discardableResult
-    public func handlePush(_ payload: [UInt8]) throws(WhitelabelPayError) -> PushType {
+    public func handlePush(_ payload: [UInt8]) throws(TokenMintError) -> PushType {
         // The strict parser: a second "yp-type" (one parser reading the first,
         // another the last), bad UTF-8 or deep nesting is refused, not guessed at.
         var limits = JSONParser.Limits()
@@ -300,8 +294,8 @@ public actor WhitelabelPay {
         limits.maximumDepth = 8
         guard let object = (try? JSONParser.parse(payload, limits: limits))?.objectValue,
             object["aps"]?.objectValue != nil, let name = object["yp-type"]?.stringValue
-        else { throw WhitelabelPayError(.invalidPush, "not a WhitelabelPay push payload") }
-        guard let type = PushType(rawValue: name) else { throw WhitelabelPayError(.invalidPush, "unknown yp-type \"\(name)\"") }
+        else { throw TokenMintError(.pay.invalidPush, "not a WhitelabelPay push payload") }
+        guard let type = PushType(rawValue: name) else { throw TokenMintError(.pay.invalidPush, "unknown yp-type \"\(name)\"") }
         switch type {
         case .enrolmentSucceeded:
             _ = try deviceKey()
@@ -314,14 +308,14 @@ public actor WhitelabelPay {
     }
 
     /// The backend reported `invalidEnrolmentInstance`: everything is wiped, as the SDK does.
-    public func handleInvalidEnrolmentInstance() throws(WhitelabelPayError) {
+    public func handleInvalidEnrolmentInstance() throws(TokenMintError) {
         try reset()
     }
 
     // MARK: Payment means
 
     /// The payment means known to the device.
-    public func paymentMeans() throws(WhitelabelPayError) -> [PaymentMeans] {
+    public func paymentMeans() throws(TokenMintError) -> [PaymentMeans] {
         if let cachedMeans { return cachedMeans }
         let list = try record().means
         cachedMeans = list
@@ -329,32 +323,32 @@ public actor WhitelabelPay {
     }
 
     /// The active payment means, if any.
-    public func activePaymentMeans() throws(WhitelabelPayError) -> PaymentMeans? {
+    public func activePaymentMeans() throws(TokenMintError) -> PaymentMeans? {
         try paymentMeans().first { $0.isActive }
     }
 
     /// Adds a payment means (as the backend reported it) and makes it the active one.
-    public func addPaymentMeans(_ id: String) throws(WhitelabelPayError) {
-        guard PaymentMeans.isValidID(id) else { throw WhitelabelPayError(.failureToRetrievePaymentMeans, "payment means ids are 1 to 64 characters of [A-Za-z0-9-]") }
+    public func addPaymentMeans(_ id: String) throws(TokenMintError) {
+        guard PaymentMeans.isValidID(id) else { throw TokenMintError(.pay.failureToRetrievePaymentMeans, "payment means ids are 1 to 64 characters of [A-Za-z0-9-]") }
         var list = try paymentMeans().map { PaymentMeans(id: $0.id, isActive: false) }.filter { $0.id != id }
         list.append(PaymentMeans(id: id, isActive: true))
         try saveMeans(list)
     }
 
     /// Deactivates a payment means, at the backend and locally.
-    public func deactivatePaymentMeans(_ id: String) async throws(WhitelabelPayError) {
+    public func deactivatePaymentMeans(_ id: String) async throws(TokenMintError) {
         var list = try paymentMeans()
         guard let index = list.firstIndex(where: { $0.id == id }) else {
-            throw WhitelabelPayError(.failureToRetrievePaymentMeans, "no payment means \(id)")
+            throw TokenMintError(.pay.failureToRetrievePaymentMeans, "no payment means \(id)")
         }
         do { try await backend.deactivate(paymentMeansID: id) } catch {
-            throw WhitelabelPayError(.failureToRetrievePaymentMeans, "the backend refused: \(error)")
+            throw TokenMintError(.pay.failureToRetrievePaymentMeans, "the backend refused: \(error)")
         }
         list[index].isActive = false
         try saveMeans(list)
     }
 
-    func saveMeans(_ list: [PaymentMeans]) throws(WhitelabelPayError) {
+    func saveMeans(_ list: [PaymentMeans]) throws(TokenMintError) {
         try update { record, _ in record.means = list }
         cachedMeans = list
     }
@@ -363,16 +357,16 @@ public actor WhitelabelPay {
 
     /// Whether the device mints with the backend (true) or locally within the quota.
     public var isOnline: Bool {
-        get throws(WhitelabelPayError) { try record().online }
+        get throws(TokenMintError) { try record().online }
     }
 
     /// Goes offline: tokens are minted locally, within `offlineTokenLimit`.
-    public func markOffline() throws(WhitelabelPayError) {
+    public func markOffline() throws(TokenMintError) {
         try update { record, _ in record.online = false }
     }
 
     /// Back online after a successful sync: the offline count resets.
-    public func markOnline(serverTime: Int64? = nil) throws(WhitelabelPayError) {
+    public func markOnline(serverTime: Int64? = nil) throws(TokenMintError) {
         try update { record, _ in
             record.online = true
             record.offlineMinted = 0
@@ -386,31 +380,31 @@ public actor WhitelabelPay {
 
     /// Tokens minted offline since the device was last online.
     public var offlineMintedTokenCount: Int {
-        get throws(WhitelabelPayError) { Int(try record().offlineMinted) }
+        get throws(TokenMintError) { Int(try record().offlineMinted) }
     }
 
     /// Tokens minted (their slot or sequence number used) whose output the
     /// host reported lost with ``recordWastedToken()``.
     public var wastedTokenCount: Int {
-        get throws(WhitelabelPayError) { Int(try record().wasted) }
+        get throws(TokenMintError) { Int(try record().wasted) }
     }
 
     /// Records that a token minted here never reached its user (the screen,
     /// file or pipe it was written to failed). Its quota slot stays used —
     /// a slot is never given out twice — and the count shows in
     /// ``wastedTokenCount``.
-    public func recordWastedToken() throws(WhitelabelPayError) {
+    public func recordWastedToken() throws(TokenMintError) {
         try update { record, _ in record.wasted += 1 }
     }
 
     /// `offlineTokenLimit − offlineMintedTokenCount`.
     public var availableOfflineTokensCount: Int {
-        get throws(WhitelabelPayError) { max(0, offlineTokenLimit - (try offlineMintedTokenCount)) }
+        get throws(TokenMintError) { max(0, offlineTokenLimit - (try offlineMintedTokenCount)) }
     }
 
     /// Whether offline minting is at the limit.
     public var offlineTokenLimitReached: Bool {
-        get throws(WhitelabelPayError) { try availableOfflineTokensCount == 0 }
+        get throws(TokenMintError) { try availableOfflineTokensCount == 0 }
     }
 
     // MARK: Payment tokens
@@ -420,10 +414,10 @@ public actor WhitelabelPay {
     /// `off.<meansId>.<sequence>.<nonce>`, after the offline count and the
     /// sequence number are committed durably — a crash wastes a slot, never
     /// reuses one, and never mints past the limit.
-    public func getPaymentToken(offline: Bool? = nil) async throws(WhitelabelPayError) -> PaymentToken {
-        guard try state == .active else { throw WhitelabelPayError(.deviceNotEnrolled, "the device is not enrolled and active") }
+    public func getPaymentToken(offline: Bool? = nil) async throws(TokenMintError) -> PaymentToken {
+        guard try state == .active else { throw TokenMintError(.pay.deviceNotEnrolled, "the device is not enrolled and active") }
         guard let means = try activePaymentMeans() else {
-            throw WhitelabelPayError(.failureToRetrievePaymentMeans, "no active payment means")
+            throw TokenMintError(.pay.failureToRetrievePaymentMeans, "no active payment means")
         }
         let key = try deviceKey()
         let unsigned: String
@@ -436,9 +430,9 @@ public actor WhitelabelPay {
             let limit = Int64(configuration.offlineTokenLimit)
             let (sequence, serverOffset) = try update { record, _ -> (Int64, Int64) in
                 guard record.offlineMinted < limit, record.offlineMinted < Int64(record.offlineLimit) else {
-                    throw WhitelabelPayError(.offlineTokenLimitReached, "\(limit) tokens minted offline; reconnect to mint more")
+                    throw TokenMintError(.pay.offlineTokenLimitReached, "\(limit) tokens minted offline; reconnect to mint more")
                 }
-                guard record.offlineSequence < Int64.max else { throw WhitelabelPayError(.offlineTokenLimitReached, "the sequence is exhausted") }
+                guard record.offlineSequence < Int64.max else { throw TokenMintError(.pay.offlineTokenLimitReached, "the sequence is exhausted") }
                 record.offlineMinted += 1
                 record.offlineSequence += 1
                 return (record.offlineSequence, record.serverOffset)
@@ -451,13 +445,11 @@ public actor WhitelabelPay {
                 let issued = try await backend.issueUnsignedToken(paymentMeansID: means.id)
                 try learnServerTime(issued.serverTime)
                 unsigned = issued.unsigned
-            } catch let error as WhitelabelPayError {
-                throw error
             } catch {
-                throw WhitelabelPayError(.failureToRetrievePaymentToken, "the backend did not issue a token: \(error)")
+                throw TokenMintError.wrap(error, as: .pay.failureToRetrievePaymentToken, "the backend did not issue a token: \(error)")
             }
             guard !unsigned.isEmpty, unsigned.utf8.count <= 256, unsigned.utf8.allSatisfy(WhitelabelPayFormat.isTokenCharacter) else {
-                throw WhitelabelPayError(.failureToRetrievePaymentToken, "the backend issued a malformed unsigned part")
+                throw TokenMintError(.pay.failureToRetrievePaymentToken, "the backend issued a malformed unsigned part")
             }
             logger.info("minted online")
         }
@@ -499,7 +491,7 @@ public actor WhitelabelPay {
                 return  // offline and the current token is still good: keep the quota
             }
             monitorContinuation?.yield(.token(try await getPaymentToken()))
-        } catch where error.code == .offlineTokenLimitReached {
+        } catch where error.code == .pay.offlineTokenLimitReached {
             monitorContinuation?.yield(.offlineTokenLimitReached)
         } catch {
             monitorContinuation?.yield(.failure(error))
@@ -517,19 +509,19 @@ public actor WhitelabelPay {
     // MARK: Reset and logs
 
     /// Wipes every key, token count, payment means and state (keys first).
-    public func reset() throws(WhitelabelPayError) {
+    public func reset() throws(TokenMintError) {
         stopMonitoringUpdates()
         currentToken = nil
         cachedKey = nil
         cachedMeans = nil
         cachedState = nil
-        do { try store.reset() } catch { throw WhitelabelPayError(.storeFailure, error.description) }
+        do { try store.reset() } catch { throw TokenMintError(.pay.storeFailure, error.description) }
         logger.info("reset")
     }
 
     /// The debug log (needs `debug` in the configuration and a log directory).
-    public func exportLogs() throws(WhitelabelPayError) -> String {
-        guard let logFile else { throw WhitelabelPayError(.invalidConfiguration, "log export needs debug and a log directory") }
+    public func exportLogs() throws(TokenMintError) -> String {
+        guard let logFile else { throw TokenMintError(.pay.invalidConfiguration, "log export needs debug and a log directory") }
         let previous = (try? String(contentsOfFile: logFile + ".1", encoding: .utf8)) ?? ""
         let current = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
         return previous + current

@@ -50,20 +50,20 @@ public struct WhitelabelPayConfiguration: Sendable {
         tenantID: String, referenceID: String, environment: WhitelabelPayEnvironment = .production,
         authorizedParty: String? = nil, debug: Bool = false, offlineTokenLimit: Int = 10, tokenLifetime: Int64 = 600,
         allowLegacyTenantCodes: Bool = false
-    ) throws(WhitelabelPayError) {
+    ) throws(TokenMintError) {
         let legacy = allowLegacyTenantCodes && tenantID.utf8.count == 3
             && tenantID.utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }
         guard WhitelabelPayFormat.isUUID(tenantID) || legacy else {
-            throw WhitelabelPayError(.invalidConfiguration, "tenantID must be a UUID string")
+            throw TokenMintError(.pay.invalidConfiguration, "tenantID must be a UUID string")
         }
         guard WhitelabelPayFormat.isUUID(referenceID) else {
-            throw WhitelabelPayError(.invalidConfiguration, "referenceID must be a UUID string")
+            throw TokenMintError(.pay.invalidConfiguration, "referenceID must be a UUID string")
         }
         guard (0...100_000).contains(offlineTokenLimit) else {
-            throw WhitelabelPayError(.invalidConfiguration, "offlineTokenLimit must be 0 to 100000")
+            throw TokenMintError(.pay.invalidConfiguration, "offlineTokenLimit must be 0 to 100000")
         }
         guard (30...86_400).contains(tokenLifetime) else {
-            throw WhitelabelPayError(.invalidConfiguration, "tokenLifetime must be 30 s to 1 day")
+            throw TokenMintError(.pay.invalidConfiguration, "tokenLifetime must be 30 s to 1 day")
         }
         self.tenantID = WhitelabelPayFormat.isUUID(tenantID) ? tenantID.lowercased() : tenantID
         self.referenceID = referenceID.lowercased()
@@ -134,6 +134,7 @@ public struct LocalBackend: WhitelabelPayBackend {
     public func deactivate(paymentMeansID: String) async throws {}
 }
 
+public import TokenMintCore
 import TokenMintCrypto
 import Foundation
 

@@ -1,3 +1,4 @@
+public import TokenMintCore
 public import TokenMintCrypto
 
 /// Strict forms of the WhitelabelPay token strings.
@@ -46,17 +47,17 @@ public struct EnrolmentToken: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses a token strictly (the key may be padded or not).
-    public init(parsing text: String, allowLegacyTenant: Bool = false) throws(WhitelabelPayError) {
-        guard text.utf8.count <= 256 else { throw WhitelabelPayError(.malformedToken, "enrolment token longer than 256 bytes") }
+    public init(parsing text: String, allowLegacyTenant: Bool = false) throws(TokenMintError) {
+        guard text.utf8.count <= 256 else { throw TokenMintError(.pay.malformedToken, "enrolment token longer than 256 bytes") }
         let parts = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 4, parts[0] == "01" else {
-            throw WhitelabelPayError(.malformedToken, "an enrolment token is 01/<tenant>/<key>/<reference>")
+            throw TokenMintError(.pay.malformedToken, "an enrolment token is 01/<tenant>/<key>/<reference>")
         }
         let legacy = allowLegacyTenant && parts[1].utf8.count == 3 && parts[1].utf8.allSatisfy(WhitelabelPayFormat.isTokenCharacter)
-        guard WhitelabelPayFormat.isUUID(parts[1]) || legacy else { throw WhitelabelPayError(.malformedToken, "the tenant is not a UUID") }
-        guard WhitelabelPayFormat.isUUID(parts[3]) else { throw WhitelabelPayError(.malformedToken, "the reference is not a UUID") }
+        guard WhitelabelPayFormat.isUUID(parts[1]) || legacy else { throw TokenMintError(.pay.malformedToken, "the tenant is not a UUID") }
+        guard WhitelabelPayFormat.isUUID(parts[3]) else { throw TokenMintError(.pay.malformedToken, "the reference is not a UUID") }
         guard let key = try? Base64URL.decode(parts[2], padding: .either), let publicKey = try? Ed25519.PublicKey(rawRepresentation: key) else {
-            throw WhitelabelPayError(.malformedToken, "the key is not 32 bytes of base64url")
+            throw TokenMintError(.pay.malformedToken, "the key is not 32 bytes of base64url")
         }
         self.init(tenant: parts[1], publicKey: publicKey, referenceID: parts[3])
     }
@@ -98,21 +99,21 @@ public struct PaymentToken: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses a token strictly; the signature may be padded or not.
-    public init(parsing text: String) throws(WhitelabelPayError) {
-        guard text.utf8.count <= 512 else { throw WhitelabelPayError(.malformedToken, "payment token longer than 512 bytes") }
+    public init(parsing text: String) throws(TokenMintError) {
+        guard text.utf8.count <= 512 else { throw TokenMintError(.pay.malformedToken, "payment token longer than 512 bytes") }
         let parts = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 4, parts[0] == "02" else {
-            throw WhitelabelPayError(.malformedToken, "a payment token is 02/<unsigned>/<epochSeconds>/<signature>")
+            throw TokenMintError(.pay.malformedToken, "a payment token is 02/<unsigned>/<epochSeconds>/<signature>")
         }
         guard !parts[1].isEmpty, parts[1].utf8.count <= 256, parts[1].utf8.allSatisfy(WhitelabelPayFormat.isTokenCharacter) else {
-            throw WhitelabelPayError(.malformedToken, "the unsigned part is empty, too long or has characters outside [A-Za-z0-9._~-]")
+            throw TokenMintError(.pay.malformedToken, "the unsigned part is empty, too long or has characters outside [A-Za-z0-9._~-]")
         }
         let digits = parts[2].utf8
         guard (1...12).contains(digits.count), digits.allSatisfy({ (48...57).contains($0) }),
             digits.count == 1 || digits.first != UInt8(ascii: "0"), let epoch = Int64(parts[2])
-        else { throw WhitelabelPayError(.malformedToken, "the time is not a decimal number of seconds") }
+        else { throw TokenMintError(.pay.malformedToken, "the time is not a decimal number of seconds") }
         guard let signature = try? Base64URL.decode(parts[3], padding: .either), signature.count == 64 else {
-            throw WhitelabelPayError(.malformedToken, "the signature is not 64 bytes of base64url")
+            throw TokenMintError(.pay.malformedToken, "the signature is not 64 bytes of base64url")
         }
         self.init(unsignedPart: parts[1], epochSeconds: epoch, signature: signature)
     }

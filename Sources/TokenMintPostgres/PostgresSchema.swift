@@ -1,4 +1,5 @@
 #if Postgres
+import TokenMintCore
 import TokenMintStore
 internal import PostgresNIO
 
@@ -228,35 +229,35 @@ struct GrantLookup: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode((Int64, Int64, Int64).self) }
 }
 
-/// PostgreSQL failures as `StoreError`s.
+/// PostgreSQL failures as `TokenMintError`s.
 enum PostgresErrors {
-    static func storeError(_ error: any Error, _ what: String) -> StoreError {
-        if error is CancellationError { return StoreError(.timeout, "\(what): cancelled") }
+    static func storeError(_ error: any Error, _ what: String) -> TokenMintError {
+        if error is CancellationError { return TokenMintError(.store.timeout, "\(what): cancelled") }
         if let transaction = error as? PostgresTransactionError {
             return storeError(transaction.closureError ?? transaction.beginError ?? transaction.commitError ?? transaction.rollbackError ?? error, what)
         }
-        guard let error = error as? PSQLError else { return StoreError(.databaseFailure, "\(what): \(type(of: error))") }
+        guard let error = error as? PSQLError else { return TokenMintError(.store.databaseFailure, "\(what): \(type(of: error))") }
         switch error.code {
         case .server:
             let state = error.serverInfo?[.sqlState] ?? ""
             let message = error.serverInfo?[.message] ?? ""
             switch state {
-            case "57014": return StoreError(.timeout, "\(what): statement timeout (\(message))")
-            case "53100": return StoreError(.diskFull, "\(what): disk full (\(message))")
-            case "25006": return StoreError(.readOnly, "\(what): read-only (\(message))")
-            case "40001", "40P01", "55P03": return StoreError(.busy, "\(what): \(message) (SQLSTATE \(state))")
+            case "57014": return TokenMintError(.store.timeout, "\(what): statement timeout (\(message))")
+            case "53100": return TokenMintError(.store.diskFull, "\(what): disk full (\(message))")
+            case "25006": return TokenMintError(.store.readOnly, "\(what): read-only (\(message))")
+            case "40001", "40P01", "55P03": return TokenMintError(.store.busy, "\(what): \(message) (SQLSTATE \(state))")
             case "57P01", "57P02", "57P03", "08000", "08003", "08006", "08001", "08004":
-                return StoreError(.unavailable, "\(what): server unavailable (\(message))")
-            case _ where state.hasPrefix("23"): return StoreError(.conflict, "\(what): \(message) (SQLSTATE \(state))")
-            case "42P01": return StoreError(.databaseFailure, "\(what): the schema is missing; run the migrations (\(message))")
-            default: return StoreError(.databaseFailure, "\(what): \(message) (SQLSTATE \(state))")
+                return TokenMintError(.store.unavailable, "\(what): server unavailable (\(message))")
+            case _ where state.hasPrefix("23"): return TokenMintError(.store.conflict, "\(what): \(message) (SQLSTATE \(state))")
+            case "42P01": return TokenMintError(.store.databaseFailure, "\(what): the schema is missing; run the migrations (\(message))")
+            default: return TokenMintError(.store.databaseFailure, "\(what): \(message) (SQLSTATE \(state))")
             }
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
-            return StoreError(.unavailable, "\(what): connection failed (\(error.code))")
+            return TokenMintError(.store.unavailable, "\(what): connection failed (\(error.code))")
         case .queryCancelled:
-            return StoreError(.timeout, "\(what): query cancelled")
+            return TokenMintError(.store.timeout, "\(what): query cancelled")
         default:
-            return StoreError(.databaseFailure, "\(what): \(error.code)")
+            return TokenMintError(.store.databaseFailure, "\(what): \(error.code)")
         }
     }
 }

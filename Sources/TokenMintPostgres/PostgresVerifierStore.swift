@@ -1,4 +1,5 @@
 #if Postgres
+public import TokenMintCore
 public import TokenMintStore
 public import Logging
 internal import PostgresNIO
@@ -14,7 +15,7 @@ import Foundation
 /// Connections come from a pool (postgres-nio's `PostgresClient`), which
 /// runs while ``run()`` runs; ``withStore(_:logger:_:)`` does that around a
 /// closure. Every call has a time limit (the server's `statement_timeout`
-/// and the client's own), and every failure is a typed `StoreError`:
+/// and the client's own), and every failure is a typed `TokenMintError`:
 /// `unavailable` when the server cannot be reached or the connection broke,
 /// `timeout`, `diskFull`, `readOnly`, `busy`, `conflict`, `databaseFailure`.
 /// A call that throws may still have committed on the server (the answer
@@ -73,7 +74,7 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
     /// of processes at once.
     /// - Returns: The versions applied by this call (empty when current).
     @discardableResult
-    public func migrate() async throws(StoreError) -> [Int] {
+    public func migrate() async throws(TokenMintError) -> [Int] {
         try await bounded("migrate", limit: configuration.statementTimeout * 4) { client, logger in
             var applied: [Int] = []
             for migration in PostgresSchema.migrations {
@@ -96,7 +97,7 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
     }
 
     /// The newest schema version applied to the database (0 for none).
-    public func schemaVersion() async throws(StoreError) -> Int {
+    public func schemaVersion() async throws(TokenMintError) -> Int {
         try await bounded("schema version") { client, logger in
             let exists = try await client.query("SELECT to_regclass('tokenmint_schema') IS NOT NULL", logger: logger)
             for try await present in exists.decode(Bool.self) where !present { return 0 }
@@ -110,7 +111,7 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
 
     /// Inserts `identifier` once; the primary key decides between verifiers.
     /// A retry of the same attempt finds its own row and returns true again.
-    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?, spending slot: [UInt8]?) async throws(StoreError) -> Bool {
+    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?, spending slot: [UInt8]?) async throws(TokenMintError) -> Bool {
         try VerifierStoreLimits.checkIdentifier(identifier, attempt: attempt)
         try VerifierStoreLimits.checkSlot(slot)
         return try await bounded("ledger insert") { client, logger in
@@ -128,7 +129,7 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
     }
 
     /// Deletes ledger entries that expired before `time`.
-    public func prune(expiredBefore time: Int64) async throws(StoreError) -> Int {
+    public func prune(expiredBefore time: Int64) async throws(TokenMintError) -> Int {
         try await bounded("ledger prune") { client, logger in
             let rows = try await client.query("DELETE FROM tokenmint_ledger WHERE expires_at < \(time) RETURNING 1", logger: logger)
             var count = 0
@@ -138,7 +139,7 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
     }
 
     /// Enrols a device (idempotent for the same record).
-    public func enrolDevice(_ deviceID: String, record: [UInt8]) async throws(StoreError) {
+    public func enrolDevice(_ deviceID: String, record: [UInt8]) async throws(TokenMintError) {
         try VerifierStoreLimits.checkDevice(deviceID, record: record)
         let stored = try await bounded("enrol") { client, logger -> [UInt8]? in
             try await client.query(
@@ -146,11 +147,11 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
                 logger: logger)
             return try await Self.record(deviceID, client: client, logger: logger)
         }
-        guard stored == record else { throw StoreError(.conflict, "device \(deviceID) is enrolled with another record") }
+        guard stored == record else { throw TokenMintError(.store.conflict, "device \(deviceID) is enrolled with another record") }
     }
 
     /// The record of an enrolled device.
-    public func deviceRecord(_ deviceID: String) async throws(StoreError) -> [UInt8]? {
+    public func deviceRecord(_ deviceID: String) async throws(TokenMintError) -> [UInt8]? {
         try VerifierStoreLimits.checkDevice(deviceID)
         return try await bounded("device lookup") { client, logger in try await Self.record(deviceID, client: client, logger: logger) }
     }
@@ -162,7 +163,7 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
     }
 
     /// Takes the next `count` counter values of the device in one statement.
-    public func grantOfflineAllowance(_ deviceID: String, count: Int64, notAfter: Int64) async throws(StoreError) -> OfflineGrant {
+    public func grantOfflineAllowance(_ deviceID: String, count: Int64, notAfter: Int64) async throws(TokenMintError) -> OfflineGrant {
         try VerifierStoreLimits.checkDevice(deviceID)
         try VerifierStoreLimits.checkGrant(count: count)
         let first = try await bounded("grant") { client, logger -> Int64? in
@@ -170,12 +171,12 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
             for try await first in rows { return first }
             return nil
         }
-        guard let first else { throw StoreError(.notFound, "device \(deviceID) is not enrolled") }
+        guard let first else { throw TokenMintError(.store.notFound, "device \(deviceID) is not enrolled") }
         return OfflineGrant(deviceID: deviceID, first: first, count: count, notAfter: notAfter)
     }
 
     /// The grant holding `counter`.
-    public func offlineGrant(_ deviceID: String, containing counter: Int64) async throws(StoreError) -> OfflineGrant? {
+    public func offlineGrant(_ deviceID: String, containing counter: Int64) async throws(TokenMintError) -> OfflineGrant? {
         try VerifierStoreLimits.checkDevice(deviceID)
         return try await bounded("grant lookup") { client, logger -> OfflineGrant? in
             let rows = try await client.execute(GrantLookup(deviceID: deviceID, counter: counter), logger: logger)
@@ -188,7 +189,7 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
     }
 
     /// Records an issued unsigned part.
-    public func issueOnlinePart(_ deviceID: String, part: String, notAfter: Int64) async throws(StoreError) {
+    public func issueOnlinePart(_ deviceID: String, part: String, notAfter: Int64) async throws(TokenMintError) {
         try VerifierStoreLimits.checkDevice(deviceID)
         try VerifierStoreLimits.checkPart(part)
         let inserted = try await bounded("issue") { client, logger -> Bool in
@@ -196,12 +197,12 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
             return false
         }
         guard !inserted else { return }
-        guard try await deviceRecord(deviceID) != nil else { throw StoreError(.notFound, "device \(deviceID) is not enrolled") }
-        throw StoreError(.conflict, "this unsigned part was issued before")
+        guard try await deviceRecord(deviceID) != nil else { throw TokenMintError(.store.notFound, "device \(deviceID) is not enrolled") }
+        throw TokenMintError(.store.conflict, "this unsigned part was issued before")
     }
 
     /// The `notAfter` of an issued unsigned part.
-    public func onlinePart(_ deviceID: String, part: String) async throws(StoreError) -> Int64? {
+    public func onlinePart(_ deviceID: String, part: String) async throws(TokenMintError) -> Int64? {
         try VerifierStoreLimits.checkDevice(deviceID)
         try VerifierStoreLimits.checkPart(part)
         return try await bounded("issued part lookup") { client, logger -> Int64? in
@@ -213,10 +214,10 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
     // MARK: Limits and errors
 
     /// Runs `body` with the client, within the time limit, mapping every
-    /// failure to a `StoreError`.
+    /// failure to a `TokenMintError`.
     func bounded<T: Sendable>(
         _ what: String, limit: Duration? = nil, _ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T
-    ) async throws(StoreError) -> T {
+    ) async throws(TokenMintError) -> T {
         let limit = limit ?? configuration.statementTimeout + .seconds(1)
         let client = self.client
         let logger = self.logger
@@ -233,14 +234,14 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
             }
             outcome.timer = Task {
                 guard (try? await Task.sleep(for: limit)) != nil else { return }  // cancelled: the answer came
-                if outcome.finish(.failure(StoreError(.timeout, "\(what): no answer within \(limit) (server unreachable or overloaded)")), continuation) {
+                if outcome.finish(.failure(TokenMintError(.store.timeout, "\(what): no answer within \(limit) (server unreachable or overloaded)")), continuation) {
                     work.cancel()
                 }
             }
         }
         switch result {
         case .success(let value): return value
-        case .failure(let error as StoreError): throw error
+        case .failure(let error as TokenMintError) where error.code.domain == "store": throw error
         case .failure(let error): throw PostgresErrors.storeError(error, what)
         }
     }
@@ -321,10 +322,10 @@ public struct PostgresConfiguration: Sendable, Hashable, CustomStringConvertible
     /// Reads `postgres://user[:password]@host[:port]/database[?sslmode=require]`
     /// (`postgresql://` too). `sslmode` may be `disable` (the default) or
     /// `require`; anything else is refused rather than ignored.
-    public init(url text: String) throws(StoreError) {
+    public init(url text: String) throws(TokenMintError) {
         guard let url = URLComponents(string: text), ["postgres", "postgresql"].contains(url.scheme?.lowercased() ?? ""),
             let host = url.host, !host.isEmpty, let user = url.user, !user.isEmpty
-        else { throw StoreError(.invalidArgument, "a PostgreSQL URL is postgres://user[:password]@host[:port]/database") }
+        else { throw TokenMintError(.store.invalidArgument, "a PostgreSQL URL is postgres://user[:password]@host[:port]/database") }
         self.init(host: host, port: url.port ?? 5432, username: user, password: url.password)
         let path = url.path.hasPrefix("/") ? String(url.path.dropFirst()) : url.path
         database = path.isEmpty ? nil : path
@@ -332,7 +333,7 @@ public struct PostgresConfiguration: Sendable, Hashable, CustomStringConvertible
             switch (item.name, item.value) {
             case ("sslmode", "disable"): requireTLS = false
             case ("sslmode", "require"), ("sslmode", "verify-full"): requireTLS = true
-            default: throw StoreError(.invalidArgument, "unsupported URL parameter \(item.name)=\(item.value ?? "")")
+            default: throw TokenMintError(.store.invalidArgument, "unsupported URL parameter \(item.name)=\(item.value ?? "")")
             }
         }
     }

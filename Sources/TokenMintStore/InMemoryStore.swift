@@ -1,3 +1,4 @@
+public import TokenMintCore
 import TokenMintCrypto
 import Foundation
 
@@ -32,19 +33,19 @@ public final class InMemoryStore: KeyValueStore, VerifierStore, @unchecked Senda
             self.counters = counters
         }
 
-        func value(_ name: String) throws(StoreError) -> [UInt8]? { items[name] }
-        func setValue(_ name: String, _ value: [UInt8]) throws(StoreError) { items[name] = value }
-        func secret(_ name: String) throws(StoreError) -> SecureBytes? { secrets[name] }
-        func setSecret(_ name: String, _ value: SecureBytes) throws(StoreError) { secrets[name] = value }
-        func remove(_ name: String) throws(StoreError) {
+        func value(_ name: String) throws(TokenMintError) -> [UInt8]? { items[name] }
+        func setValue(_ name: String, _ value: [UInt8]) throws(TokenMintError) { items[name] = value }
+        func secret(_ name: String) throws(TokenMintError) -> SecureBytes? { secrets[name] }
+        func setSecret(_ name: String, _ value: SecureBytes) throws(TokenMintError) { secrets[name] = value }
+        func remove(_ name: String) throws(TokenMintError) {
             items[name] = nil
             secrets[name] = nil
         }
-        func counter(_ name: String) throws(StoreError) -> Int64 { counters[name] ?? 0 }
-        func setCounter(_ name: String, _ value: Int64) throws(StoreError) { counters[name] = value }
-        func increment(_ name: String, by delta: Int64) throws(StoreError) -> Int64 {
+        func counter(_ name: String) throws(TokenMintError) -> Int64 { counters[name] ?? 0 }
+        func setCounter(_ name: String, _ value: Int64) throws(TokenMintError) { counters[name] = value }
+        func increment(_ name: String, by delta: Int64) throws(TokenMintError) -> Int64 {
             let (value, overflow) = (counters[name] ?? 0).addingReportingOverflow(delta)
-            guard !overflow else { throw StoreError(.invalidArgument, "counter \(name) would overflow") }
+            guard !overflow else { throw TokenMintError(.store.invalidArgument, "counter \(name) would overflow") }
             counters[name] = value
             return value
         }
@@ -63,7 +64,7 @@ public final class InMemoryStore: KeyValueStore, VerifierStore, @unchecked Senda
     }
 
     /// Forgets everything.
-    public func reset() throws(StoreError) {
+    public func reset() throws(TokenMintError) {
         lock.lock()
         defer { lock.unlock() }
         secrets = [:]
@@ -77,7 +78,7 @@ public final class InMemoryStore: KeyValueStore, VerifierStore, @unchecked Senda
     }
 
     /// Records `identifier` once, spending `slot` with it.
-    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]? = nil, spending slot: [UInt8]? = nil) throws(StoreError) -> Bool {
+    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]? = nil, spending slot: [UInt8]? = nil) throws(TokenMintError) -> Bool {
         try VerifierStoreLimits.checkIdentifier(identifier, attempt: attempt)
         try VerifierStoreLimits.checkSlot(slot)
         lock.lock()
@@ -90,7 +91,7 @@ public final class InMemoryStore: KeyValueStore, VerifierStore, @unchecked Senda
     }
 
     /// Drops expired identifiers.
-    public func prune(expiredBefore time: Int64) throws(StoreError) -> Int {
+    public func prune(expiredBefore time: Int64) throws(TokenMintError) -> Int {
         lock.lock()
         defer { lock.unlock() }
         let expired = ledger.filter { $0.value.expiresAt < time }.map(\.key)
@@ -99,19 +100,19 @@ public final class InMemoryStore: KeyValueStore, VerifierStore, @unchecked Senda
     }
 
     /// Enrols a device (idempotent for the same record).
-    public func enrolDevice(_ deviceID: String, record: [UInt8]) throws(StoreError) {
+    public func enrolDevice(_ deviceID: String, record: [UInt8]) throws(TokenMintError) {
         try VerifierStoreLimits.checkDevice(deviceID, record: record)
         lock.lock()
         defer { lock.unlock() }
         if let existing = devices[deviceID] {
-            guard existing.record == record else { throw StoreError(.conflict, "device \(deviceID) is enrolled with another record") }
+            guard existing.record == record else { throw TokenMintError(.store.conflict, "device \(deviceID) is enrolled with another record") }
             return
         }
         devices[deviceID] = (record, 1)
     }
 
     /// The record of an enrolled device.
-    public func deviceRecord(_ deviceID: String) throws(StoreError) -> [UInt8]? {
+    public func deviceRecord(_ deviceID: String) throws(TokenMintError) -> [UInt8]? {
         try VerifierStoreLimits.checkDevice(deviceID)
         lock.lock()
         defer { lock.unlock() }
@@ -119,12 +120,12 @@ public final class InMemoryStore: KeyValueStore, VerifierStore, @unchecked Senda
     }
 
     /// Takes the next `count` counter values of the device.
-    public func grantOfflineAllowance(_ deviceID: String, count: Int64, notAfter: Int64) throws(StoreError) -> OfflineGrant {
+    public func grantOfflineAllowance(_ deviceID: String, count: Int64, notAfter: Int64) throws(TokenMintError) -> OfflineGrant {
         try VerifierStoreLimits.checkDevice(deviceID)
         try VerifierStoreLimits.checkGrant(count: count)
         lock.lock()
         defer { lock.unlock() }
-        guard let device = devices[deviceID] else { throw StoreError(.notFound, "device \(deviceID) is not enrolled") }
+        guard let device = devices[deviceID] else { throw TokenMintError(.store.notFound, "device \(deviceID) is not enrolled") }
         let grant = OfflineGrant(deviceID: deviceID, first: device.next, count: count, notAfter: notAfter)
         devices[deviceID] = (device.record, device.next + count)
         grants[deviceID, default: []].append(grant)
@@ -132,7 +133,7 @@ public final class InMemoryStore: KeyValueStore, VerifierStore, @unchecked Senda
     }
 
     /// The grant holding `counter`.
-    public func offlineGrant(_ deviceID: String, containing counter: Int64) throws(StoreError) -> OfflineGrant? {
+    public func offlineGrant(_ deviceID: String, containing counter: Int64) throws(TokenMintError) -> OfflineGrant? {
         try VerifierStoreLimits.checkDevice(deviceID)
         lock.lock()
         defer { lock.unlock() }
@@ -140,18 +141,18 @@ public final class InMemoryStore: KeyValueStore, VerifierStore, @unchecked Senda
     }
 
     /// Records an issued unsigned part.
-    public func issueOnlinePart(_ deviceID: String, part: String, notAfter: Int64) throws(StoreError) {
+    public func issueOnlinePart(_ deviceID: String, part: String, notAfter: Int64) throws(TokenMintError) {
         try VerifierStoreLimits.checkDevice(deviceID)
         try VerifierStoreLimits.checkPart(part)
         lock.lock()
         defer { lock.unlock() }
-        guard devices[deviceID] != nil else { throw StoreError(.notFound, "device \(deviceID) is not enrolled") }
-        guard issued[deviceID]?[part] == nil else { throw StoreError(.conflict, "this unsigned part was issued before") }
+        guard devices[deviceID] != nil else { throw TokenMintError(.store.notFound, "device \(deviceID) is not enrolled") }
+        guard issued[deviceID]?[part] == nil else { throw TokenMintError(.store.conflict, "this unsigned part was issued before") }
         issued[deviceID, default: [:]][part] = notAfter
     }
 
     /// The `notAfter` of an issued unsigned part.
-    public func onlinePart(_ deviceID: String, part: String) throws(StoreError) -> Int64? {
+    public func onlinePart(_ deviceID: String, part: String) throws(TokenMintError) -> Int64? {
         try VerifierStoreLimits.checkDevice(deviceID)
         try VerifierStoreLimits.checkPart(part)
         lock.lock()

@@ -1,3 +1,4 @@
+public import TokenMintCore
 internal import CSQLite
 public import TokenMintCrypto
 
@@ -26,21 +27,21 @@ public enum MasterKeySource: Sendable {
 /// The operations a transaction offers; all of them commit or roll back together.
 public protocol StoreTransaction {
     /// A plain value.
-    func value(_ name: String) throws(StoreError) -> [UInt8]?
+    func value(_ name: String) throws(TokenMintError) -> [UInt8]?
     /// Stores a plain value.
-    func setValue(_ name: String, _ value: [UInt8]) throws(StoreError)
+    func setValue(_ name: String, _ value: [UInt8]) throws(TokenMintError)
     /// A secret, opened with the master key.
-    func secret(_ name: String) throws(StoreError) -> SecureBytes?
+    func secret(_ name: String) throws(TokenMintError) -> SecureBytes?
     /// Seals and stores a secret.
-    func setSecret(_ name: String, _ value: SecureBytes) throws(StoreError)
+    func setSecret(_ name: String, _ value: SecureBytes) throws(TokenMintError)
     /// Removes a value or secret.
-    func remove(_ name: String) throws(StoreError)
+    func remove(_ name: String) throws(TokenMintError)
     /// A counter's value (0 when never set).
-    func counter(_ name: String) throws(StoreError) -> Int64
+    func counter(_ name: String) throws(TokenMintError) -> Int64
     /// Sets a counter.
-    func setCounter(_ name: String, _ value: Int64) throws(StoreError)
+    func setCounter(_ name: String, _ value: Int64) throws(TokenMintError)
     /// Adds `delta` to a counter and returns the new value.
-    func increment(_ name: String, by delta: Int64) throws(StoreError) -> Int64
+    func increment(_ name: String, by delta: Int64) throws(TokenMintError) -> Int64
 }
 
 /// The durable state TokenMint keeps: typed values, sealed secrets and
@@ -51,12 +52,12 @@ public protocol KeyValueStore: Sendable {
     /// rolled back entirely when it throws.
     func transaction<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
     /// Wipes every secret, value, counter and ledger entry.
-    func reset() throws(StoreError)
+    func reset() throws(TokenMintError)
     /// Random bytes that name this store and no other (made when it was
     /// created, kept across reset): state sealed in one store can be bound
     /// to it, so a copy moved into another store sealed with the same master
     /// key is recognised.
-    var identity: [UInt8] { get throws(StoreError) }
+    var identity: [UInt8] { get throws(TokenMintError) }
 }
 
 /// What a payment-token verifier keeps, shared by every verifier that sees
@@ -81,40 +82,40 @@ public protocol VerifierStore: Sendable {
     /// recorded, belongs to that identifier from then on and is never pruned,
     /// so a second token for the same slot returns false, however long after
     /// and whichever verifier sees it.
-    func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?, spending slot: [UInt8]?) async throws(StoreError) -> Bool
+    func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?, spending slot: [UInt8]?) async throws(TokenMintError) -> Bool
     /// Drops ledger entries that expired before `time`; returns how many.
     /// Spent slots stay.
-    func prune(expiredBefore time: Int64) async throws(StoreError) -> Int
+    func prune(expiredBefore time: Int64) async throws(TokenMintError) -> Int
     /// Enrols a device: its record (for WhitelabelPay, the enrolment token)
     /// under `deviceID`. Enrolling the same record again is a no-op; a
     /// different record for a known device throws `conflict`.
-    func enrolDevice(_ deviceID: String, record: [UInt8]) async throws(StoreError)
+    func enrolDevice(_ deviceID: String, record: [UInt8]) async throws(TokenMintError)
     /// The record of an enrolled device, or nil.
-    func deviceRecord(_ deviceID: String) async throws(StoreError) -> [UInt8]?
+    func deviceRecord(_ deviceID: String) async throws(TokenMintError) -> [UInt8]?
     /// Grants the device the next `count` offline counter values, usable
     /// until `notAfter`. Each value is granted once, whichever verifier asks.
     /// - Throws: `notFound` for a device that is not enrolled.
-    func grantOfflineAllowance(_ deviceID: String, count: Int64, notAfter: Int64) async throws(StoreError) -> OfflineGrant
+    func grantOfflineAllowance(_ deviceID: String, count: Int64, notAfter: Int64) async throws(TokenMintError) -> OfflineGrant
     /// The grant of `deviceID` that contains counter value `counter`, or nil.
-    func offlineGrant(_ deviceID: String, containing counter: Int64) async throws(StoreError) -> OfflineGrant?
+    func offlineGrant(_ deviceID: String, containing counter: Int64) async throws(TokenMintError) -> OfflineGrant?
     /// Records that the server issued the unsigned part `part` to the device,
     /// for a token dated up to `notAfter`.
     /// - Throws: `notFound` for a device that is not enrolled, `conflict` when
     ///   the part was issued before.
-    func issueOnlinePart(_ deviceID: String, part: String, notAfter: Int64) async throws(StoreError)
+    func issueOnlinePart(_ deviceID: String, part: String, notAfter: Int64) async throws(TokenMintError)
     /// The `notAfter` of the unsigned part `part` issued to the device, or nil
     /// when it was never issued to it.
-    func onlinePart(_ deviceID: String, part: String) async throws(StoreError) -> Int64?
+    func onlinePart(_ deviceID: String, part: String) async throws(TokenMintError) -> Int64?
 }
 
 extension VerifierStore {
     /// Records `identifier` once, with no attempt and no slot.
-    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64) async throws(StoreError) -> Bool {
+    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64) async throws(TokenMintError) -> Bool {
         try await recordOnce(identifier, expiresAt: expiresAt, attempt: nil, spending: nil)
     }
 
     /// Records `identifier` once for `attempt`, spending no slot.
-    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?) async throws(StoreError) -> Bool {
+    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?) async throws(TokenMintError) -> Bool {
         try await recordOnce(identifier, expiresAt: expiresAt, attempt: attempt, spending: nil)
     }
 }
@@ -145,30 +146,30 @@ public struct OfflineGrant: Sendable, Hashable {
 /// The checks every ``VerifierStore`` applies to its arguments.
 public enum VerifierStoreLimits {
     /// Ledger identifiers and attempts are 1 to 64 bytes.
-    public static func checkIdentifier(_ identifier: [UInt8], attempt: [UInt8]? = nil) throws(StoreError) {
-        guard !identifier.isEmpty, identifier.count <= 64 else { throw StoreError(.invalidArgument, "ledger identifiers are 1 to 64 bytes") }
-        if let attempt { guard !attempt.isEmpty, attempt.count <= 64 else { throw StoreError(.invalidArgument, "attempts are 1 to 64 bytes") } }
+    public static func checkIdentifier(_ identifier: [UInt8], attempt: [UInt8]? = nil) throws(TokenMintError) {
+        guard !identifier.isEmpty, identifier.count <= 64 else { throw TokenMintError(.store.invalidArgument, "ledger identifiers are 1 to 64 bytes") }
+        if let attempt { guard !attempt.isEmpty, attempt.count <= 64 else { throw TokenMintError(.store.invalidArgument, "attempts are 1 to 64 bytes") } }
     }
 
     /// Device IDs are 1 to 128 bytes of UTF-8; records at most 4 KiB.
-    public static func checkDevice(_ deviceID: String, record: [UInt8]? = nil) throws(StoreError) {
-        guard !deviceID.isEmpty, deviceID.utf8.count <= 128 else { throw StoreError(.invalidArgument, "device IDs are 1 to 128 bytes") }
-        if let record { guard !record.isEmpty, record.count <= 4096 else { throw StoreError(.invalidArgument, "device records are 1 to 4096 bytes") } }
+    public static func checkDevice(_ deviceID: String, record: [UInt8]? = nil) throws(TokenMintError) {
+        guard !deviceID.isEmpty, deviceID.utf8.count <= 128 else { throw TokenMintError(.store.invalidArgument, "device IDs are 1 to 128 bytes") }
+        if let record { guard !record.isEmpty, record.count <= 4096 else { throw TokenMintError(.store.invalidArgument, "device records are 1 to 4096 bytes") } }
     }
 
     /// Slots are 1 to 64 bytes.
-    public static func checkSlot(_ slot: [UInt8]?) throws(StoreError) {
-        if let slot { guard !slot.isEmpty, slot.count <= 64 else { throw StoreError(.invalidArgument, "slots are 1 to 64 bytes") } }
+    public static func checkSlot(_ slot: [UInt8]?) throws(TokenMintError) {
+        if let slot { guard !slot.isEmpty, slot.count <= 64 else { throw TokenMintError(.store.invalidArgument, "slots are 1 to 64 bytes") } }
     }
 
     /// Issued unsigned parts are 1 to 256 bytes.
-    public static func checkPart(_ part: String) throws(StoreError) {
-        guard !part.isEmpty, part.utf8.count <= 256 else { throw StoreError(.invalidArgument, "unsigned parts are 1 to 256 bytes") }
+    public static func checkPart(_ part: String) throws(TokenMintError) {
+        guard !part.isEmpty, part.utf8.count <= 256 else { throw TokenMintError(.store.invalidArgument, "unsigned parts are 1 to 256 bytes") }
     }
 
     /// Grants hold 1 to 1,000,000 values.
-    public static func checkGrant(count: Int64) throws(StoreError) {
-        guard (1...1_000_000).contains(count) else { throw StoreError(.invalidArgument, "a grant holds 1 to 1,000,000 counter values") }
+    public static func checkGrant(count: Int64) throws(TokenMintError) {
+        guard (1...1_000_000).contains(count) else { throw TokenMintError(.store.invalidArgument, "a grant holds 1 to 1,000,000 counter values") }
     }
 }
 
@@ -198,7 +199,7 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
     /// `readOnly`.
     /// - Throws: `wrongMasterKey` when the key does not open this store,
     ///   `corrupted` when the file is not a store, `cannotOpen`, `readOnly`, `diskFull`.
-    public init(path: String, masterKey keySource: MasterKeySource) throws(StoreError) {
+    public init(path: String, masterKey keySource: MasterKeySource) throws(TokenMintError) {
         self.path = path
         let handle: OpaquePointer
         do { handle = try SQLiteStore.connect(path, readOnly: false) } catch {
@@ -219,7 +220,7 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
     }
 
     /// Opens the database and, for writing, sets the journal up and creates the tables.
-    static func connect(_ path: String, readOnly: Bool) throws(StoreError) -> OpaquePointer {
+    static func connect(_ path: String, readOnly: Bool) throws(TokenMintError) -> OpaquePointer {
         var handle: OpaquePointer? = nil
         // Read-only media cannot hold the WAL index, so the file is opened
         // as immutable: nobody can change it while it is mounted read-only.
@@ -229,7 +230,7 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
         guard status == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close(handle)
-            throw StoreError(.cannotOpen, "cannot open \(path): \(message)")
+            throw TokenMintError(.store.cannotOpen, "cannot open \(path): \(message)")
         }
         if readOnly { return handle }
         chmod(path, 0o600)  // secrets are sealed; the rest is still nobody else's business
@@ -288,31 +289,31 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
 
     // MARK: Master key
 
-    static func resolve(_ source: MasterKeySource, salt: [UInt8], storeIsNew: Bool) throws(StoreError) -> SecureBytes {
+    static func resolve(_ source: MasterKeySource, salt: [UInt8], storeIsNew: Bool) throws(TokenMintError) -> SecureBytes {
         switch source {
         case .key(let key):
-            guard key.count == 32 else { throw StoreError(.masterKeyUnavailable, "the master key must be 32 bytes") }
+            guard key.count == 32 else { throw TokenMintError(.store.masterKeyUnavailable, "the master key must be 32 bytes") }
             return key
         case .environment(let variable):
             guard let text = ProcessInfo.processInfo.environment[variable], !text.isEmpty else {
-                throw StoreError(.masterKeyUnavailable, "environment variable \(variable) is not set")
+                throw TokenMintError(.store.masterKeyUnavailable, "environment variable \(variable) is not set")
             }
             guard let bytes = try? Base64URL.decode(text.trimmingCharacters(in: .whitespacesAndNewlines), padding: .either),
                 bytes.count == 32
-            else { throw StoreError(.masterKeyUnavailable, "\(variable) must hold 32 bytes as base64url") }
+            else { throw TokenMintError(.store.masterKeyUnavailable, "\(variable) must hold 32 bytes as base64url") }
             return SecureBytes(bytes)
         case .passphrase(let passphrase, let cost):
-            guard !passphrase.isEmpty else { throw StoreError(.masterKeyUnavailable, "empty passphrase") }
+            guard !passphrase.isEmpty else { throw TokenMintError(.store.masterKeyUnavailable, "empty passphrase") }
             do {
                 return try PasswordKeyDerivation.deriveKey(passphrase: Array(passphrase.utf8), salt: salt, cost: cost)
             } catch {
-                throw StoreError(.masterKeyUnavailable, "Argon2id: \(error.reason)")
+                throw TokenMintError(.store.masterKeyUnavailable, "Argon2id: \(error.reason)")
             }
         case .file(let path, let create):
             if let key = try readKeyFile(path) { return key }
-            guard create else { throw StoreError(.masterKeyUnavailable, "\(path) does not exist") }
+            guard create else { throw TokenMintError(.store.masterKeyUnavailable, "\(path) does not exist") }
             guard storeIsNew else {
-                throw StoreError(.masterKeyUnavailable, "\(path) is missing but the store exists: restore the key file (a new key would not open the store)")
+                throw TokenMintError(.store.masterKeyUnavailable, "\(path) is missing but the store exists: restore the key file (a new key would not open the store)")
             }
             let key = SecureBytes(randomCount: 32)
             // O_EXCL: never overwrite a key another process just created; the
@@ -320,12 +321,12 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
             let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
             guard fd >= 0 else {
                 if errno == EEXIST, let existing = try readKeyFile(path) { return existing }
-                throw StoreError(.masterKeyUnavailable, "cannot create \(path): \(String(cString: strerror(errno)))")
+                throw TokenMintError(.store.masterKeyUnavailable, "cannot create \(path): \(String(cString: strerror(errno)))")
             }
             let written = key.withUnsafeBytes { write(fd, $0.baseAddress, 32) }
             guard written == 32, fsync(fd) == 0, close(fd) == 0 else {
                 unlink(path)
-                throw StoreError(.masterKeyUnavailable, "cannot write \(path)")
+                throw TokenMintError(.store.masterKeyUnavailable, "cannot write \(path)")
             }
             SQLiteStore.syncFolder(of: path)
             return key
@@ -335,23 +336,23 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
     /// Reads a master key file straight into secure memory; nil when it does
     /// not exist. Refuses a symbolic link, anything but a regular file, a
     /// file group or others may access, and a file that is not 32 bytes.
-    static func readKeyFile(_ path: String) throws(StoreError) -> SecureBytes? {
+    static func readKeyFile(_ path: String) throws(TokenMintError) -> SecureBytes? {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
-            if errno == ELOOP { throw StoreError(.masterKeyUnavailable, "\(path) is a symbolic link; a master key file must be a regular file") }
-            throw StoreError(.masterKeyUnavailable, "cannot open \(path): \(String(cString: strerror(errno)))")
+            if errno == ELOOP { throw TokenMintError(.store.masterKeyUnavailable, "\(path) is a symbolic link; a master key file must be a regular file") }
+            throw TokenMintError(.store.masterKeyUnavailable, "cannot open \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & mode_t(S_IFMT) == mode_t(S_IFREG) else {
-            throw StoreError(.masterKeyUnavailable, "\(path) is not a regular file")
+            throw TokenMintError(.store.masterKeyUnavailable, "\(path) is not a regular file")
         }
         guard info.st_mode & 0o077 == 0 else {
-            throw StoreError(.masterKeyUnavailable,
+            throw TokenMintError(.store.masterKeyUnavailable,
                 "\(path) may be read or written by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it")
         }
-        guard info.st_size == 32 else { throw StoreError(.masterKeyUnavailable, "\(path) does not hold a 32-byte key") }
+        guard info.st_size == 32 else { throw TokenMintError(.store.masterKeyUnavailable, "\(path) does not hold a 32-byte key") }
         var done = 0
         let key = SecureBytes(count: 32) { (buffer: UnsafeMutableRawBufferPointer) in
             while done < 32 {
@@ -361,7 +362,7 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
                 done += n
             }
         }
-        guard done == 32 else { throw StoreError(.masterKeyUnavailable, "\(path) could not be read whole") }
+        guard done == 32 else { throw TokenMintError(.store.masterKeyUnavailable, "\(path) could not be read whole") }
         return key
     }
 
@@ -374,7 +375,7 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
         close(fd)
     }
 
-    static func metaSalt(_ db: OpaquePointer) throws(StoreError) -> [UInt8] {
+    static func metaSalt(_ db: OpaquePointer) throws(TokenMintError) -> [UInt8] {
         if let salt = try query(db, "SELECT value FROM meta WHERE name = 'salt'", []).first?.first.flatMap({ $0 }) { return salt }
         let salt = SecureRandom.bytes(count: PasswordKeyDerivation.saltByteCount)
         try run(db, "INSERT OR IGNORE INTO meta (name, value) VALUES ('salt', ?)", [.blob(salt)])
@@ -383,22 +384,21 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
 
     static let checkPlaintext = Array("tokenmint-store-v1".utf8)
 
-    static func checkMasterKey(_ db: OpaquePointer, _ key: SecureBytes) throws(StoreError) {
+    static func checkMasterKey(_ db: OpaquePointer, _ key: SecureBytes) throws(TokenMintError) {
         let ad = Array("meta:check".utf8)
         if let sealed = try query(db, "SELECT value FROM meta WHERE name = 'check'", []).first?.first.flatMap({ $0 }) {
             guard let opened = try? XChaCha20Poly1305.open(sealed, key: key, associatedData: ad),
                 opened == SecureBytes(checkPlaintext)
-            else { throw StoreError(.wrongMasterKey, "the master key does not open this store") }
+            else { throw TokenMintError(.store.wrongMasterKey, "the master key does not open this store") }
             return
         }
+        let sealed: [UInt8]
         do {
-            let sealed = try XChaCha20Poly1305.seal(checkPlaintext, key: key, associatedData: ad)
-            try run(db, "INSERT OR IGNORE INTO meta (name, value) VALUES ('check', ?)", [.blob(sealed)])
-        } catch let error as StoreError {
-            throw error
+            sealed = try XChaCha20Poly1305.seal(checkPlaintext, key: key, associatedData: ad)
         } catch {
-            throw StoreError(.databaseFailure, "cannot seal the key check")
+            throw TokenMintError(.store.databaseFailure, "cannot seal the key check", underlying: error)
         }
+        try run(db, "INSERT OR IGNORE INTO meta (name, value) VALUES ('check', ?)", [.blob(sealed)])
         // Another process may have won the race with its own key: check again.
         try checkMasterKey(db, key)
     }
@@ -427,7 +427,7 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
     }
 
     /// Wipes secrets first, then everything else; deleted pages are overwritten.
-    public func reset() throws(StoreError) {
+    public func reset() throws(TokenMintError) {
         lock.lock()
         defer { lock.unlock() }
         try SQLiteStore.execute(db, """
@@ -446,7 +446,7 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
     /// Inserts `identifier` once (a primary key makes the second insert a
     /// no-op); a retry of the same attempt is recognised. The slot and the
     /// identifier are written in one transaction.
-    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]? = nil, spending slot: [UInt8]? = nil) throws(StoreError) -> Bool {
+    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]? = nil, spending slot: [UInt8]? = nil) throws(TokenMintError) -> Bool {
         try VerifierStoreLimits.checkIdentifier(identifier, attempt: attempt)
         try VerifierStoreLimits.checkSlot(slot)
         do {
@@ -466,12 +466,12 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
                 return stored == attempt
             }
         } catch {
-            throw error as? StoreError ?? StoreError(.databaseFailure, "ledger: \(error)")
+            throw TokenMintError.wrap(error, as: .store.databaseFailure, "ledger: \(error)")
         }
     }
 
     /// Deletes expired ledger entries.
-    public func prune(expiredBefore time: Int64) throws(StoreError) -> Int {
+    public func prune(expiredBefore time: Int64) throws(TokenMintError) -> Int {
         lock.lock()
         defer { lock.unlock() }
         try SQLiteStore.run(db, "DELETE FROM ledger WHERE expires_at < ?", [.integer(time)])
@@ -479,18 +479,18 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
     }
 
     /// Enrols a device (idempotent for the same record).
-    public func enrolDevice(_ deviceID: String, record: [UInt8]) throws(StoreError) {
+    public func enrolDevice(_ deviceID: String, record: [UInt8]) throws(TokenMintError) {
         try VerifierStoreLimits.checkDevice(deviceID, record: record)
         lock.lock()
         defer { lock.unlock() }
         try SQLiteStore.run(db, "INSERT OR IGNORE INTO devices (id, record) VALUES (?, ?)", [.text(deviceID), .blob(record)])
         guard let stored = try SQLiteStore.query(db, "SELECT record FROM devices WHERE id = ?", [.text(deviceID)]).first?.first ?? nil,
             stored == record
-        else { throw StoreError(.conflict, "device \(deviceID) is enrolled with another record") }
+        else { throw TokenMintError(.store.conflict, "device \(deviceID) is enrolled with another record") }
     }
 
     /// The record of an enrolled device.
-    public func deviceRecord(_ deviceID: String) throws(StoreError) -> [UInt8]? {
+    public func deviceRecord(_ deviceID: String) throws(TokenMintError) -> [UInt8]? {
         try VerifierStoreLimits.checkDevice(deviceID)
         lock.lock()
         defer { lock.unlock() }
@@ -498,14 +498,14 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
     }
 
     /// Takes the next `count` counter values of the device in one transaction.
-    public func grantOfflineAllowance(_ deviceID: String, count: Int64, notAfter: Int64) throws(StoreError) -> OfflineGrant {
+    public func grantOfflineAllowance(_ deviceID: String, count: Int64, notAfter: Int64) throws(TokenMintError) -> OfflineGrant {
         try VerifierStoreLimits.checkDevice(deviceID)
         try VerifierStoreLimits.checkGrant(count: count)
         do {
             return try immediate {
                 guard let row = try SQLiteStore.query(db, "SELECT next_counter FROM devices WHERE id = ?", [.text(deviceID)]).first,
                     let bytes = row.first ?? nil
-                else { throw StoreError(.notFound, "device \(deviceID) is not enrolled") }
+                else { throw TokenMintError(.store.notFound, "device \(deviceID) is not enrolled") }
                 let first = SQLiteStore.integer(bytes)
                 try SQLiteStore.run(db, "UPDATE devices SET next_counter = ? WHERE id = ?", [.integer(first + count), .text(deviceID)])
                 try SQLiteStore.run(db, "INSERT INTO grants (device_id, first, count, not_after) VALUES (?, ?, ?, ?)",
@@ -513,12 +513,12 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
                 return OfflineGrant(deviceID: deviceID, first: first, count: count, notAfter: notAfter)
             }
         } catch {
-            throw error as? StoreError ?? StoreError(.databaseFailure, "grant: \(error)")
+            throw TokenMintError.wrap(error, as: .store.databaseFailure, "grant: \(error)")
         }
     }
 
     /// The grant holding `counter`.
-    public func offlineGrant(_ deviceID: String, containing counter: Int64) throws(StoreError) -> OfflineGrant? {
+    public func offlineGrant(_ deviceID: String, containing counter: Int64) throws(TokenMintError) -> OfflineGrant? {
         try VerifierStoreLimits.checkDevice(deviceID)
         lock.lock()
         defer { lock.unlock() }
@@ -532,25 +532,25 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
     }
 
     /// Records an issued unsigned part.
-    public func issueOnlinePart(_ deviceID: String, part: String, notAfter: Int64) throws(StoreError) {
+    public func issueOnlinePart(_ deviceID: String, part: String, notAfter: Int64) throws(TokenMintError) {
         try VerifierStoreLimits.checkDevice(deviceID)
         try VerifierStoreLimits.checkPart(part)
         do {
             try immediate {
                 guard try !SQLiteStore.query(db, "SELECT 1 FROM devices WHERE id = ?", [.text(deviceID)]).isEmpty else {
-                    throw StoreError(.notFound, "device \(deviceID) is not enrolled")
+                    throw TokenMintError(.store.notFound, "device \(deviceID) is not enrolled")
                 }
                 try SQLiteStore.run(db, "INSERT OR IGNORE INTO issued (device_id, part, not_after) VALUES (?, ?, ?)",
                                     [.text(deviceID), .text(part), .integer(notAfter)])
-                guard sqlite3_changes(db) == 1 else { throw StoreError(.conflict, "this unsigned part was issued before") }
+                guard sqlite3_changes(db) == 1 else { throw TokenMintError(.store.conflict, "this unsigned part was issued before") }
             }
         } catch {
-            throw error as? StoreError ?? StoreError(.databaseFailure, "issue: \(error)")
+            throw TokenMintError.wrap(error, as: .store.databaseFailure, "issue: \(error)")
         }
     }
 
     /// The `notAfter` of an issued unsigned part.
-    public func onlinePart(_ deviceID: String, part: String) throws(StoreError) -> Int64? {
+    public func onlinePart(_ deviceID: String, part: String) throws(TokenMintError) -> Int64? {
         try VerifierStoreLimits.checkDevice(deviceID)
         try VerifierStoreLimits.checkPart(part)
         lock.lock()
@@ -573,24 +573,24 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
         case null
     }
 
-    static func failure(_ db: OpaquePointer, _ status: Int32, _ what: String) -> StoreError {
+    static func failure(_ db: OpaquePointer, _ status: Int32, _ what: String) -> TokenMintError {
         let message = String(cString: sqlite3_errmsg(db))
         switch status & 0xff {
-        case SQLITE_FULL: return StoreError(.diskFull, "\(what): disk full (\(message))")
-        case SQLITE_READONLY: return StoreError(.readOnly, "\(what): read-only store (\(message))")
-        case SQLITE_CORRUPT, SQLITE_NOTADB: return StoreError(.corrupted, "\(what): not a TokenMint store or damaged (\(message))")
-        case SQLITE_BUSY, SQLITE_LOCKED: return StoreError(.busy, "\(what): store busy (\(message))")
-        case SQLITE_CANTOPEN, SQLITE_IOERR: return StoreError(.cannotOpen, "\(what): I/O error (\(message))")
-        default: return StoreError(.databaseFailure, "\(what): \(message)")
+        case SQLITE_FULL: return TokenMintError(.store.diskFull, "\(what): disk full (\(message))")
+        case SQLITE_READONLY: return TokenMintError(.store.readOnly, "\(what): read-only store (\(message))")
+        case SQLITE_CORRUPT, SQLITE_NOTADB: return TokenMintError(.store.corrupted, "\(what): not a TokenMint store or damaged (\(message))")
+        case SQLITE_BUSY, SQLITE_LOCKED: return TokenMintError(.store.busy, "\(what): store busy (\(message))")
+        case SQLITE_CANTOPEN, SQLITE_IOERR: return TokenMintError(.store.cannotOpen, "\(what): I/O error (\(message))")
+        default: return TokenMintError(.store.databaseFailure, "\(what): \(message)")
         }
     }
 
-    static func execute(_ db: OpaquePointer, _ sql: String) throws(StoreError) {
+    static func execute(_ db: OpaquePointer, _ sql: String) throws(TokenMintError) {
         let status = sqlite3_exec(db, sql, nil, nil, nil)
         guard status == SQLITE_OK else { throw failure(db, status, "SQL") }
     }
 
-    static func prepare(_ db: OpaquePointer, _ sql: String, _ parameters: [Parameter]) throws(StoreError) -> OpaquePointer {
+    static func prepare(_ db: OpaquePointer, _ sql: String, _ parameters: [Parameter]) throws(TokenMintError) -> OpaquePointer {
         var statement: OpaquePointer? = nil
         let status = sqlite3_prepare_v2(db, sql, -1, &statement, nil)
         guard status == SQLITE_OK, let statement else { throw failure(db, status, "prepare") }
@@ -608,7 +608,7 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
         return statement
     }
 
-    static func run(_ db: OpaquePointer, _ sql: String, _ parameters: [Parameter]) throws(StoreError) {
+    static func run(_ db: OpaquePointer, _ sql: String, _ parameters: [Parameter]) throws(TokenMintError) {
         let statement = try prepare(db, sql, parameters)
         defer { sqlite3_finalize(statement) }
         let status = sqlite3_step(statement)
@@ -616,7 +616,7 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
     }
 
     /// Rows of blob/integer columns (integers come back as 8 big-endian bytes).
-    static func query(_ db: OpaquePointer, _ sql: String, _ parameters: [Parameter]) throws(StoreError) -> [[[UInt8]?]] {
+    static func query(_ db: OpaquePointer, _ sql: String, _ parameters: [Parameter]) throws(TokenMintError) -> [[[UInt8]?]] {
         let statement = try prepare(db, sql, parameters)
         defer { sqlite3_finalize(statement) }
         var rows: [[[UInt8]?]] = []
@@ -654,13 +654,13 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
             self.key = key
         }
 
-        func check(_ name: String) throws(StoreError) {
+        func check(_ name: String) throws(TokenMintError) {
             guard !name.isEmpty, name.utf8.count <= SQLiteStore.maximumNameBytes else {
-                throw StoreError(.invalidArgument, "names are 1 to \(SQLiteStore.maximumNameBytes) bytes")
+                throw TokenMintError(.store.invalidArgument, "names are 1 to \(SQLiteStore.maximumNameBytes) bytes")
             }
         }
 
-        func row(_ name: String) throws(StoreError) -> (sealed: Bool, value: [UInt8])? {
+        func row(_ name: String) throws(TokenMintError) -> (sealed: Bool, value: [UInt8])? {
             try check(name)
             guard let row = try SQLiteStore.query(db, "SELECT sealed, value FROM items WHERE name = ?", [.text(name)]).first,
                 row.count == 2, let sealed = row[0], let value = row[1]
@@ -668,47 +668,47 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
             return (sealed.last == 1, value)
         }
 
-        func value(_ name: String) throws(StoreError) -> [UInt8]? {
+        func value(_ name: String) throws(TokenMintError) -> [UInt8]? {
             guard let row = try row(name) else { return nil }
-            guard !row.sealed else { throw StoreError(.invalidArgument, "\(name) is a secret; read it with secret(_:)") }
+            guard !row.sealed else { throw TokenMintError(.store.invalidArgument, "\(name) is a secret; read it with secret(_:)") }
             return row.value
         }
 
-        func setValue(_ name: String, _ value: [UInt8]) throws(StoreError) {
+        func setValue(_ name: String, _ value: [UInt8]) throws(TokenMintError) {
             try check(name)
-            guard value.count <= SQLiteStore.maximumValueBytes else { throw StoreError(.invalidArgument, "values are at most 1 MiB") }
+            guard value.count <= SQLiteStore.maximumValueBytes else { throw TokenMintError(.store.invalidArgument, "values are at most 1 MiB") }
             try SQLiteStore.run(db, "INSERT OR REPLACE INTO items (name, sealed, value) VALUES (?, 0, ?)", [.text(name), .blob(value)])
         }
 
-        func secret(_ name: String) throws(StoreError) -> SecureBytes? {
+        func secret(_ name: String) throws(TokenMintError) -> SecureBytes? {
             guard let row = try row(name) else { return nil }
-            guard row.sealed else { throw StoreError(.corrupted, "\(name) should be sealed") }
+            guard row.sealed else { throw TokenMintError(.store.corrupted, "\(name) should be sealed") }
             do {
                 return try XChaCha20Poly1305.open(row.value, key: key, associatedData: Array("item:\(name)".utf8))
             } catch {
-                throw StoreError(.wrongMasterKey, "the secret \(name) does not open with the master key")
+                throw TokenMintError(.store.wrongMasterKey, "the secret \(name) does not open with the master key")
             }
         }
 
-        func setSecret(_ name: String, _ value: SecureBytes) throws(StoreError) {
+        func setSecret(_ name: String, _ value: SecureBytes) throws(TokenMintError) {
             try check(name)
             let sealed: [UInt8]
             do {
-                sealed = try value.withUnsafeBytes { (bytes) throws(CryptoError) -> [UInt8] in
+                sealed = try value.withUnsafeBytes { (bytes) throws(TokenMintError) -> [UInt8] in
                     try XChaCha20Poly1305.seal(Array(bytes), key: key, associatedData: Array("item:\(name)".utf8))
                 }
             } catch {
-                throw StoreError(.databaseFailure, "cannot seal \(name)")
+                throw TokenMintError(.store.databaseFailure, "cannot seal \(name)")
             }
             try SQLiteStore.run(db, "INSERT OR REPLACE INTO items (name, sealed, value) VALUES (?, 1, ?)", [.text(name), .blob(sealed)])
         }
 
-        func remove(_ name: String) throws(StoreError) {
+        func remove(_ name: String) throws(TokenMintError) {
             try check(name)
             try SQLiteStore.run(db, "DELETE FROM items WHERE name = ?", [.text(name)])
         }
 
-        func counter(_ name: String) throws(StoreError) -> Int64 {
+        func counter(_ name: String) throws(TokenMintError) -> Int64 {
             try check(name)
             guard let bytes = try SQLiteStore.query(db, "SELECT value FROM counters WHERE name = ?", [.text(name)]).first?.first.flatMap({ $0 }),
                 bytes.count == 8
@@ -716,14 +716,14 @@ public final class SQLiteStore: KeyValueStore, VerifierStore, @unchecked Sendabl
             return SQLiteStore.integer(bytes)
         }
 
-        func setCounter(_ name: String, _ value: Int64) throws(StoreError) {
+        func setCounter(_ name: String, _ value: Int64) throws(TokenMintError) {
             try check(name)
             try SQLiteStore.run(db, "INSERT OR REPLACE INTO counters (name, value) VALUES (?, ?)", [.text(name), .integer(value)])
         }
 
-        func increment(_ name: String, by delta: Int64) throws(StoreError) -> Int64 {
+        func increment(_ name: String, by delta: Int64) throws(TokenMintError) -> Int64 {
             let (value, overflow) = try counter(name).addingReportingOverflow(delta)
-            guard !overflow else { throw StoreError(.invalidArgument, "counter \(name) would overflow") }
+            guard !overflow else { throw TokenMintError(.store.invalidArgument, "counter \(name) would overflow") }
             try setCounter(name, value)
             return value
         }

@@ -1,3 +1,4 @@
+public import TokenMintCore
 import TokenMintCrypto
 public import TokenMintCBOR
 
@@ -80,8 +81,8 @@ public struct AuthenticatorData: Sendable, Hashable {
 
     /// Parses strictly: reserved bits zero, AT and ED consistent with what
     /// follows, canonical CBOR, no trailing bytes.
-    public init(parsing bytes: [UInt8]) throws(WebAuthnError) {
-        func fail(_ why: String) -> WebAuthnError { WebAuthnError(.invalidAuthenticatorData, why) }
+    public init(parsing bytes: [UInt8]) throws(TokenMintError) {
+        func fail(_ why: String) -> TokenMintError { TokenMintError(.webAuthn.invalidAuthenticatorData, why) }
         guard bytes.count >= 37 else { throw fail("authenticatorData is shorter than 37 bytes") }
         guard bytes.count <= 64 * 1024 else { throw fail("authenticatorData larger than 64 KiB") }
         let flags = Flags(rawValue: bytes[32])
@@ -98,10 +99,10 @@ public struct AuthenticatorData: Sendable, Hashable {
             offset += length
             let (item, used): (CBOR, Int)
             do { (item, used) = try CBORDecoder.decodePrefix(bytes[offset...], requireCanonical: true) } catch {
-                throw WebAuthnError(.invalidPublicKey, "credential public key: \(error)")
+                throw TokenMintError(.webAuthn.invalidPublicKey, "credential public key: \(error)")
             }
             let key = try COSEKey(item: item)
-            guard key.cbor == Array(bytes[offset..<offset + used]) else { throw WebAuthnError(.invalidPublicKey, "the COSE key is not in canonical form") }
+            guard key.cbor == Array(bytes[offset..<offset + used]) else { throw TokenMintError(.webAuthn.invalidPublicKey, "the COSE key is not in canonical form") }
             offset += used
             credential = AttestedCredential(aaguid: aaguid, credentialID: id, publicKey: key)
         }
@@ -150,14 +151,14 @@ public struct AttestationObject: Sendable, Hashable {
     }
 
     /// Parses strictly: canonical CBOR, exactly the three members, no trailing bytes.
-    public init(parsing bytes: [UInt8]) throws(WebAuthnError) {
+    public init(parsing bytes: [UInt8]) throws(TokenMintError) {
         let item: CBOR
         do { item = try CBORDecoder.decode(bytes, requireCanonical: true) } catch {
-            throw WebAuthnError(.invalidAttestation, "attestationObject: \(error)")
+            throw TokenMintError(.webAuthn.invalidAttestation, "attestationObject: \(error)")
         }
         guard let entries = item.mapValue, entries.count == 3, let format = item[.text("fmt")]?.textValue,
             let statement = item[.text("attStmt")], statement.mapValue != nil, let authData = item[.text("authData")]?.bytesValue
-        else { throw WebAuthnError(.invalidAttestation, "attestationObject must be {fmt, attStmt, authData}") }
+        else { throw TokenMintError(.webAuthn.invalidAttestation, "attestationObject must be {fmt, attStmt, authData}") }
         self.format = format
         self.statement = statement
         self.authenticatorData = try AuthenticatorData(parsing: authData)

@@ -1,3 +1,4 @@
+public import TokenMintCore
 public import TokenMintCrypto
 import TokenMintCBOR
 
@@ -47,12 +48,12 @@ public struct COSEKey: Sendable, Hashable {
     let material: Material
 
     /// An EC2 key for ES256/384/512.
-    public init(_ key: ECDSA.PublicKey) throws(WebAuthnError) {
+    public init(_ key: ECDSA.PublicKey) throws(TokenMintError) {
         switch key.curve {
         case .p256: algorithm = .es256
         case .p384: algorithm = .es384
         case .p521: algorithm = .es512
-        default: throw WebAuthnError(.unsupportedAlgorithm, "no COSE algorithm for curve \(key.curve)")
+        default: throw TokenMintError(.webAuthn.unsupportedAlgorithm, "no COSE algorithm for curve \(key.curve)")
         }
         material = .ec(key)
     }
@@ -96,55 +97,53 @@ public struct COSEKey: Sendable, Hashable {
 
     /// Parses a COSE key strictly: canonical CBOR, exactly the members of its
     /// type, a supported algorithm, a point on the curve.
-    public init(cbor bytes: [UInt8]) throws(WebAuthnError) {
+    public init(cbor bytes: [UInt8]) throws(TokenMintError) {
         let item: CBOR
         do { item = try CBORDecoder.decode(bytes, requireCanonical: true) } catch {
-            throw WebAuthnError(.invalidPublicKey, "COSE key: \(error)")
+            throw TokenMintError(.webAuthn.invalidPublicKey, "COSE key: \(error)")
         }
         try self.init(item: item)
     }
 
-    init(item: CBOR) throws(WebAuthnError) {
-        guard let entries = item.mapValue else { throw WebAuthnError(.invalidPublicKey, "a COSE key is a CBOR map") }
+    init(item: CBOR) throws(TokenMintError) {
+        guard let entries = item.mapValue else { throw TokenMintError(.webAuthn.invalidPublicKey, "a COSE key is a CBOR map") }
         var fields: [Int64: CBOR] = [:]
         for entry in entries {
-            guard let label = entry.key.intValue else { throw WebAuthnError(.invalidPublicKey, "COSE key labels are integers here") }
+            guard let label = entry.key.intValue else { throw TokenMintError(.webAuthn.invalidPublicKey, "COSE key labels are integers here") }
             fields[label] = entry.value
         }
         guard let kty = fields[1]?.intValue, let alg = fields[3]?.intValue, let algorithm = COSEAlgorithm(rawValue: alg) else {
-            throw WebAuthnError(.unsupportedAlgorithm, "COSE key without a supported kty/alg")
+            throw TokenMintError(.webAuthn.unsupportedAlgorithm, "COSE key without a supported kty/alg")
         }
-        func bytes(_ label: Int64) throws(WebAuthnError) -> [UInt8] {
-            guard let value = fields[label]?.bytesValue else { throw WebAuthnError(.invalidPublicKey, "COSE key member \(label) missing") }
+        func bytes(_ label: Int64) throws(TokenMintError) -> [UInt8] {
+            guard let value = fields[label]?.bytesValue else { throw TokenMintError(.webAuthn.invalidPublicKey, "COSE key member \(label) missing") }
             return value
         }
         self.algorithm = algorithm
         do {
             switch (kty, algorithm) {
             case (2, .es256), (2, .es384), (2, .es512):
-                guard Set(fields.keys) == [1, 3, -1, -2, -3] else { throw WebAuthnError(.invalidPublicKey, "EC2 key members must be 1, 3, -1, -2, -3") }
+                guard Set(fields.keys) == [1, 3, -1, -2, -3] else { throw TokenMintError(.webAuthn.invalidPublicKey, "EC2 key members must be 1, 3, -1, -2, -3") }
                 let crv = fields[-1]?.intValue
                 guard let curve = algorithm.curve, crv == (curve == .p256 ? 1 : curve == .p384 ? 2 : 3) else {
-                    throw WebAuthnError(.invalidPublicKey, "EC2 curve does not match the algorithm")
+                    throw TokenMintError(.webAuthn.invalidPublicKey, "EC2 curve does not match the algorithm")
                 }
                 material = .ec(try ECDSA.PublicKey(x: bytes(-2), y: bytes(-3), curve: curve))
             case (1, .edDSA):
                 guard Set(fields.keys) == [1, 3, -1, -2], fields[-1]?.intValue == 6 else {
-                    throw WebAuthnError(.invalidPublicKey, "OKP keys are Ed25519 (crv 6) with members 1, 3, -1, -2")
+                    throw TokenMintError(.webAuthn.invalidPublicKey, "OKP keys are Ed25519 (crv 6) with members 1, 3, -1, -2")
                 }
                 material = .ed25519(try Ed25519.PublicKey(rawRepresentation: bytes(-2)))
             case (3, .rs256):
-                guard Set(fields.keys) == [1, 3, -1, -2] else { throw WebAuthnError(.invalidPublicKey, "RSA key members must be 1, 3, -1, -2") }
+                guard Set(fields.keys) == [1, 3, -1, -2] else { throw TokenMintError(.webAuthn.invalidPublicKey, "RSA key members must be 1, 3, -1, -2") }
                 let key = try RSA.PublicKey(modulus: bytes(-1), publicExponent: bytes(-2))
-                guard key.keySizeInBits >= RSA.minimumSigningBits else { throw WebAuthnError(.invalidPublicKey, "RSA keys under 2048 bits are refused") }
+                guard key.keySizeInBits >= RSA.minimumSigningBits else { throw TokenMintError(.webAuthn.invalidPublicKey, "RSA keys under 2048 bits are refused") }
                 material = .rsa(key)
             default:
-                throw WebAuthnError(.unsupportedAlgorithm, "kty \(kty) with alg \(alg) is not supported")
+                throw TokenMintError(.webAuthn.unsupportedAlgorithm, "kty \(kty) with alg \(alg) is not supported")
             }
-        } catch let error as WebAuthnError {
-            throw error
         } catch {
-            throw WebAuthnError(.invalidPublicKey, "COSE key: \(error)")
+            throw TokenMintError.wrap(error, as: .webAuthn.invalidPublicKey, "COSE key: \(error)")
         }
     }
 

@@ -1,4 +1,4 @@
-import TokenMintCore
+public import TokenMintCore
 import TokenMintCrypto
 
 /// The client data a browser signs over (W3C WebAuthn Level 3 §5.8.1).
@@ -61,28 +61,28 @@ public struct CollectedClientData: Sendable, Hashable {
 
     /// Parses received client data strictly (duplicate members refused). The
     /// verifier hashes the received bytes, never a re-serialization.
-    public init(parsing bytes: [UInt8]) throws(WebAuthnError) {
-        guard bytes.count <= 16 * 1024 else { throw WebAuthnError(.invalidClientData, "clientDataJSON larger than 16 KiB") }
+    public init(parsing bytes: [UInt8]) throws(TokenMintError) {
+        guard bytes.count <= 16 * 1024 else { throw TokenMintError(.webAuthn.invalidClientData, "clientDataJSON larger than 16 KiB") }
         var limits = JSONParser.Limits()
         limits.maximumBytes = 16 * 1024
         limits.maximumDepth = 4
         guard let value = try? JSONParser.parse(bytes, limits: limits), let object = value.objectValue else {
-            throw WebAuthnError(.invalidClientData, "clientDataJSON is not a strict JSON object")
+            throw TokenMintError(.webAuthn.invalidClientData, "clientDataJSON is not a strict JSON object")
         }
         guard let type = object["type"]?.stringValue, let challenge = object["challenge"]?.stringValue,
             let origin = object["origin"]?.stringValue
-        else { throw WebAuthnError(.invalidClientData, "clientDataJSON lacks type, challenge or origin") }
+        else { throw TokenMintError(.webAuthn.invalidClientData, "clientDataJSON lacks type, challenge or origin") }
         guard let challengeBytes = try? Base64URL.decode(challenge, padding: .none) else {
-            throw WebAuthnError(.invalidClientData, "the challenge is not canonical base64url")
+            throw TokenMintError(.webAuthn.invalidClientData, "the challenge is not canonical base64url")
         }
         var crossOrigin = false
         if let value = object["crossOrigin"] {
-            guard let flag = value.boolValue else { throw WebAuthnError(.invalidClientData, "crossOrigin must be a boolean") }
+            guard let flag = value.boolValue else { throw TokenMintError(.webAuthn.invalidClientData, "crossOrigin must be a boolean") }
             crossOrigin = flag
         }
         var topOrigin: String? = nil
         if let value = object["topOrigin"] {
-            guard let text = value.stringValue else { throw WebAuthnError(.invalidClientData, "topOrigin must be a string") }
+            guard let text = value.stringValue else { throw TokenMintError(.webAuthn.invalidClientData, "topOrigin must be a string") }
             topOrigin = text
         }
         // Token binding left WebAuthn in Level 3 and no relying party here can
@@ -91,10 +91,10 @@ public struct CollectedClientData: Sendable, Hashable {
         // and is kept as an unknown member.
         if let value = object["tokenBinding"] {
             guard let status = value.objectValue?["status"]?.stringValue else {
-                throw WebAuthnError(.invalidClientData, "tokenBinding must be an object with a status")
+                throw TokenMintError(.webAuthn.invalidClientData, "tokenBinding must be an object with a status")
             }
             guard status != "present" else {
-                throw WebAuthnError(.invalidClientData, "token binding is in use (status present); this relying party cannot verify it")
+                throw TokenMintError(.webAuthn.invalidClientData, "token binding is in use (status present); this relying party cannot verify it")
             }
         }
         self.init(type: type, challenge: challengeBytes, origin: origin, crossOrigin: crossOrigin, topOrigin: topOrigin)

@@ -1,3 +1,4 @@
+public import TokenMintCore
 import TokenMintCrypto
 public import TokenMintCBOR
 public import TokenMintStore
@@ -124,7 +125,7 @@ public actor FIDO2Session {
         case ed25519(Ed25519.PrivateKey)
         case ecdsa(ECDSA.PrivateKey)
 
-        func sign(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
+        func sign(_ message: [UInt8]) throws(TokenMintError) -> [UInt8] {
             switch self {
             case .ed25519(let key): return try key.signature(for: message)
             case .ecdsa(let key): return try key.signature(for: message).derRepresentation
@@ -139,9 +140,9 @@ public actor FIDO2Session {
         backupEligible: Bool = false, backupState: Bool = false, signCountPolicy: SignCountPolicy = .perCredential,
         confirmPresence: @escaping @Sendable (Request) async -> Bool = { _ in true },
         verifyUser: @escaping @Sendable (Request) async -> Bool = { _ in true }
-    ) throws(WebAuthnError) {
-        guard aaguid.count == 16 else { throw WebAuthnError(.invalidParameter, "an AAGUID is 16 bytes") }
-        guard backupEligible || !backupState else { throw WebAuthnError(.invalidParameter, "BS needs BE") }
+    ) throws(TokenMintError) {
+        guard aaguid.count == 16 else { throw TokenMintError(.webAuthn.invalidParameter, "an AAGUID is 16 bytes") }
+        guard backupEligible || !backupState else { throw TokenMintError(.webAuthn.invalidParameter, "BS needs BE") }
         self.store = store
         self.aaguid = aaguid
         self.supportsUserVerification = supportsUserVerification
@@ -167,9 +168,9 @@ public actor FIDO2Session {
         var resident: Bool
     }
 
-    func storeCall<T>(_ body: (any StoreTransaction) throws -> T) throws(WebAuthnError) -> T {
-        do { return try store.transaction(body) } catch let error as WebAuthnError { throw error } catch {
-            throw WebAuthnError(.other, "the credential store failed: \(error)")
+    func storeCall<T>(_ body: (any StoreTransaction) throws -> T) throws(TokenMintError) -> T {
+        do { return try store.transaction(body) } catch {
+            throw TokenMintError.wrap(error, as: .webAuthn.other, "the credential store failed: \(error)")
         }
     }
 
@@ -181,49 +182,49 @@ public actor FIDO2Session {
         clientDataHash: [UInt8], rp: (id: String, name: String?), user: (id: [UInt8], name: String, displayName: String?),
         pubKeyCredParams: [COSEAlgorithm], excludeList: [[UInt8]] = [], options: MakeCredentialOptions = MakeCredentialOptions(),
         attestation: Attestation = .none
-    ) async throws(WebAuthnError) -> MakeCredentialResponse {
-        guard clientDataHash.count == 32 else { throw WebAuthnError(.invalidParameter, "clientDataHash must be 32 bytes") }
+    ) async throws(TokenMintError) -> MakeCredentialResponse {
+        guard clientDataHash.count == 32 else { throw TokenMintError(.webAuthn.invalidParameter, "clientDataHash must be 32 bytes") }
         guard !rp.id.isEmpty, rp.id.utf8.count <= 253, (1...64).contains(user.id.count), user.name.utf8.count <= 256 else {
-            throw WebAuthnError(.invalidParameter, "rp id, user id (1–64 bytes) or user name out of range")
+            throw TokenMintError(.webAuthn.invalidParameter, "rp id, user id (1–64 bytes) or user name out of range")
         }
         guard let algorithm = pubKeyCredParams.first(where: { $0 == .es256 || $0 == .edDSA }) else {
-            throw WebAuthnError(.unsupportedAlgorithm, "only ES256 and EdDSA credentials are made")
+            throw TokenMintError(.webAuthn.unsupportedAlgorithm, "only ES256 and EdDSA credentials are made")
         }
         if options.userVerification && !supportsUserVerification {
-            throw WebAuthnError(.unsupportedOption, "this authenticator has no user verification")
+            throw TokenMintError(.webAuthn.unsupportedOption, "this authenticator has no user verification")
         }
         let request = Request(operation: "makeCredential", rpID: rp.id, userName: user.name)
         for id in excludeList where (try? storeCall({ tx in try tx.value(FIDO2Session.name("meta", id)) })).flatMap({ $0 }) != nil {
             if let record = try? loadRecord(id), record.rpID == rp.id {
                 _ = await confirmPresence(request)
-                throw WebAuthnError(.credentialExcluded, "a credential in the exclude list is on this authenticator")
+                throw TokenMintError(.webAuthn.credentialExcluded, "a credential in the exclude list is on this authenticator")
             }
         }
-        guard await confirmPresence(request) else { throw WebAuthnError(.operationDenied, "the user did not confirm presence") }
+        guard await confirmPresence(request) else { throw TokenMintError(.webAuthn.operationDenied, "the user did not confirm presence") }
         var verified = false
         if options.userVerification {
-            guard await verifyUser(request) else { throw WebAuthnError(.operationDenied, "user verification failed") }
+            guard await verifyUser(request) else { throw TokenMintError(.webAuthn.operationDenied, "user verification failed") }
             verified = true
         }
         let credentialID = SecureRandom.bytes(count: 32)
         let seed = SecureBytes(randomCount: algorithm == .edDSA ? 32 : 32)
         let publicKey: COSEKey
-        let signer: (UnsafeRawBufferPointer) throws(CryptoError) -> [UInt8]
+        let signer: (UnsafeRawBufferPointer) throws(TokenMintError) -> [UInt8]
         do {
             if algorithm == .edDSA {
                 let key = try Ed25519.PrivateKey(rawRepresentation: seed)
                 publicKey = COSEKey(key.publicKey)
-                signer = { (m) throws(CryptoError) in key.signature(for: m) }
+                signer = { (m) throws(TokenMintError) in key.signature(for: m) }
             } else {
                 let key = try ECDSA.PrivateKey(curve: .p256)
                 publicKey = try COSEKey(key.publicKey)
                 let scalar = try key.rawRepresentation
                 try storeCall { tx in try tx.setSecret(FIDO2Session.name("key", credentialID), scalar) }
-                signer = { (m) throws(CryptoError) in try key.signature(for: m).derRepresentation }
+                signer = { (m) throws(TokenMintError) in try key.signature(for: m).derRepresentation }
             }
-        } catch let error as WebAuthnError { throw error } catch { throw WebAuthnError(.other, "key generation failed: \(error)") }
+        } catch { throw TokenMintError.wrap(error, as: .webAuthn.other, "key generation failed: \(error)") }
         let record = Record(rpID: rp.id, userID: user.id, userName: user.name, algorithm: algorithm.rawValue, resident: options.residentKey)
-        guard let recordData = try? JSONEncoder().encode(record) else { throw WebAuthnError(.other, "cannot encode the credential record") }
+        guard let recordData = try? JSONEncoder().encode(record) else { throw TokenMintError(.webAuthn.other, "cannot encode the credential record") }
         try storeCall { tx in
             if algorithm == .edDSA { try tx.setSecret(FIDO2Session.name("key", credentialID), seed) }
             try tx.setValue(FIDO2Session.name("meta", credentialID), Array(recordData))
@@ -248,8 +249,8 @@ public actor FIDO2Session {
             statement = .map([])
         case .packed:
             let signature: [UInt8]
-            do { signature = try (authData.bytes + clientDataHash).withUnsafeBytes { (m) throws(CryptoError) in try signer(m) } } catch {
-                throw WebAuthnError(.other, "attestation signing failed")
+            do { signature = try (authData.bytes + clientDataHash).withUnsafeBytes { (m) throws(TokenMintError) in try signer(m) } } catch {
+                throw TokenMintError(.webAuthn.other, "attestation signing failed")
             }
             statement = .map([
                 CBORMapEntry(key: .text("alg"), value: .int(algorithm.rawValue)),
@@ -271,10 +272,10 @@ public actor FIDO2Session {
         return hash
     }
 
-    func loadRecord(_ id: [UInt8]) throws(WebAuthnError) -> Record? {
+    func loadRecord(_ id: [UInt8]) throws(TokenMintError) -> Record? {
         if let cached = records[id] { return cached }
         guard let data = try storeCall({ tx in try tx.value(FIDO2Session.name("meta", id)) }) else { return nil }
-        guard let record = try? JSONDecoder().decode(Record.self, from: Data(data)) else { throw WebAuthnError(.other, "damaged credential record") }
+        guard let record = try? JSONDecoder().decode(Record.self, from: Data(data)) else { throw TokenMintError(.webAuthn.other, "damaged credential record") }
         records[id] = record
         return record
     }
@@ -283,11 +284,11 @@ public actor FIDO2Session {
     /// list, the RP's resident credentials are used (newest first).
     public func getAssertion(
         clientDataHash: [UInt8], rpID: String, allowList: [[UInt8]] = [], options: GetAssertionOptions = GetAssertionOptions()
-    ) async throws(WebAuthnError) -> GetAssertionResponse {
-        guard clientDataHash.count == 32 else { throw WebAuthnError(.invalidParameter, "clientDataHash must be 32 bytes") }
+    ) async throws(TokenMintError) -> GetAssertionResponse {
+        guard clientDataHash.count == 32 else { throw TokenMintError(.webAuthn.invalidParameter, "clientDataHash must be 32 bytes") }
         // uv:false is always accepted (YubiKit #46); uv:true needs UV support.
         if options.userVerification && !supportsUserVerification {
-            throw WebAuthnError(.unsupportedOption, "this authenticator has no user verification")
+            throw TokenMintError(.webAuthn.unsupportedOption, "this authenticator has no user verification")
         }
         var candidates: [[UInt8]] = []
         if allowList.isEmpty {
@@ -299,15 +300,15 @@ public actor FIDO2Session {
                 if let record = try loadRecord(id), record.rpID == rpID { candidates.append(id) }
             }
         }
-        guard !candidates.isEmpty else { throw WebAuthnError(.noCredentials, "no credential for \(rpID)") }
+        guard !candidates.isEmpty else { throw TokenMintError(.webAuthn.noCredentials, "no credential for \(rpID)") }
         let request = Request(operation: "getAssertion", rpID: rpID, userName: nil)
         var flags: AuthenticatorData.Flags = []
         if options.userPresence {
-            guard await confirmPresence(request) else { throw WebAuthnError(.operationDenied, "the user did not confirm presence") }
+            guard await confirmPresence(request) else { throw TokenMintError(.webAuthn.operationDenied, "the user did not confirm presence") }
             flags.insert(.userPresent)
         }
         if options.userVerification {
-            guard await verifyUser(request) else { throw WebAuthnError(.operationDenied, "user verification failed") }
+            guard await verifyUser(request) else { throw TokenMintError(.webAuthn.operationDenied, "user verification failed") }
             flags.insert(.userVerified)
         }
         pending = candidates.dropFirst().map { (id: $0, hash: clientDataHash) }
@@ -320,18 +321,18 @@ public actor FIDO2Session {
     var lastDiscoverable = false
 
     /// getNextAssertion: the next resident credential of the last getAssertion.
-    public func getNextAssertion() async throws(WebAuthnError) -> GetAssertionResponse {
-        guard !pending.isEmpty else { throw WebAuthnError(.notAllowed, "no getAssertion is pending") }
+    public func getNextAssertion() async throws(TokenMintError) -> GetAssertionResponse {
+        guard !pending.isEmpty else { throw TokenMintError(.webAuthn.notAllowed, "no getAssertion is pending") }
         let next = pending.removeFirst()
         return try await assert(next.id, clientDataHash: next.hash, rpID: pendingRP, flags: lastFlags, count: 0, discoverable: lastDiscoverable)
     }
 
     func assert(_ id: [UInt8], clientDataHash: [UInt8], rpID: String, flags: AuthenticatorData.Flags, count: Int, discoverable: Bool)
-        async throws(WebAuthnError) -> GetAssertionResponse
+        async throws(TokenMintError) -> GetAssertionResponse
     {
         lastFlags = flags
         lastDiscoverable = discoverable
-        guard let record = try loadRecord(id) else { throw WebAuthnError(.invalidCredential, "the credential vanished") }
+        guard let record = try loadRecord(id) else { throw TokenMintError(.webAuthn.invalidCredential, "the credential vanished") }
         var allFlags = flags
         if backupEligible { allFlags.insert(.backupEligible) }
         if backupState { allFlags.insert(.backupState) }
@@ -342,29 +343,29 @@ public actor FIDO2Session {
             let counter = signCountPolicy == .alwaysZero ? 0 : try tx.increment(FIDO2Session.name("count", id), by: 1)
             return (seed, counter)
         }
-        guard counter <= Int64(UInt32.max) else { throw WebAuthnError(.invalidCredential, "the signature counter is exhausted") }
+        guard counter <= Int64(UInt32.max) else { throw TokenMintError(.webAuthn.invalidCredential, "the signature counter is exhausted") }
         let signer: Signer
         if let cached {
             signer = cached
         } else {
-            guard let seed else { throw WebAuthnError(.invalidCredential, "the credential key is missing") }
+            guard let seed else { throw TokenMintError(.webAuthn.invalidCredential, "the credential key is missing") }
             do {
                 signer = record.algorithm == COSEAlgorithm.edDSA.rawValue
                     ? .ed25519(try Ed25519.PrivateKey(rawRepresentation: seed))
                     : .ecdsa(try ECDSA.PrivateKey(rawRepresentation: seed, curve: .p256))
-            } catch { throw WebAuthnError(.other, "the credential key does not open") }
+            } catch { throw TokenMintError(.webAuthn.other, "the credential key does not open") }
             signers[id] = signer
         }
         let authData = AuthenticatorData(rpIDHash: rpIDHash(rpID), flags: allFlags, signCount: UInt32(counter))
         let signature: [UInt8]
-        do { signature = try signer.sign(authData.bytes + clientDataHash) } catch { throw WebAuthnError(.other, "signing failed") }
+        do { signature = try signer.sign(authData.bytes + clientDataHash) } catch { throw TokenMintError(.webAuthn.other, "signing failed") }
         return GetAssertionResponse(credentialID: id, authenticatorData: authData, signature: signature,
                                     userHandle: record.resident || discoverable ? record.userID : nil, numberOfCredentials: count)
     }
 
     /// Removes every credential.
-    public func reset() throws(WebAuthnError) {
-        do { try store.reset() } catch { throw WebAuthnError(.other, "reset failed: \(error)") }
+    public func reset() throws(TokenMintError) {
+        do { try store.reset() } catch { throw TokenMintError(.webAuthn.other, "reset failed: \(error)") }
         pending = []
         signers = [:]
         records = [:]

@@ -1,3 +1,4 @@
+public import TokenMintCore
 import TokenMintCrypto
 import TokenMintCBOR
 
@@ -92,36 +93,36 @@ public struct RelyingPartyVerifier: Sendable {
     /// A verifier.
     public init(policy: RelyingPartyPolicy) { self.policy = policy }
 
-    func checkClientData(_ bytes: [UInt8], type: String, challenge: [UInt8]) throws(WebAuthnError) -> CollectedClientData {
-        guard challenge.count >= 16 else { throw WebAuthnError(.challengeMismatch, "challenges must be at least 16 bytes") }
+    func checkClientData(_ bytes: [UInt8], type: String, challenge: [UInt8]) throws(TokenMintError) -> CollectedClientData {
+        guard challenge.count >= 16 else { throw TokenMintError(.webAuthn.challengeMismatch, "challenges must be at least 16 bytes") }
         let data = try CollectedClientData(parsing: bytes)
-        guard data.type == type else { throw WebAuthnError(.invalidClientData, "type is \(data.type), expected \(type)") }
-        guard ConstantTime.equals(data.challenge, challenge) else { throw WebAuthnError(.challengeMismatch, "the challenge is not the one issued") }
+        guard data.type == type else { throw TokenMintError(.webAuthn.invalidClientData, "type is \(data.type), expected \(type)") }
+        guard ConstantTime.equals(data.challenge, challenge) else { throw TokenMintError(.webAuthn.challengeMismatch, "the challenge is not the one issued") }
         if let consume = policy.consumeChallenge, !consume(challenge) {
-            throw WebAuthnError(.challengeMismatch, "the challenge was already used")
+            throw TokenMintError(.webAuthn.challengeMismatch, "the challenge was already used")
         }
-        guard policy.origins.contains(data.origin) else { throw WebAuthnError(.originMismatch, "origin \(data.origin) is not allowed") }
+        guard policy.origins.contains(data.origin) else { throw TokenMintError(.webAuthn.originMismatch, "origin \(data.origin) is not allowed") }
         if data.crossOrigin {
-            guard policy.allowCrossOrigin else { throw WebAuthnError(.originMismatch, "cross-origin calls are not allowed") }
+            guard policy.allowCrossOrigin else { throw TokenMintError(.webAuthn.originMismatch, "cross-origin calls are not allowed") }
         }
         if let top = data.topOrigin {
             guard data.crossOrigin, policy.allowCrossOrigin, policy.topOrigins.contains(top) else {
-                throw WebAuthnError(.originMismatch, "top origin \(top) is not allowed")
+                throw TokenMintError(.webAuthn.originMismatch, "top origin \(top) is not allowed")
             }
         }
         return data
     }
 
-    func checkFlags(_ data: AuthenticatorData) throws(WebAuthnError) {
+    func checkFlags(_ data: AuthenticatorData) throws(TokenMintError) {
         guard ConstantTime.equals(data.rpIDHash, HashFunction.sha256.hash(Array(policy.rpID.utf8))) else {
-            throw WebAuthnError(.rpIDMismatch, "rpIdHash is not SHA-256 of \(policy.rpID)")
+            throw TokenMintError(.webAuthn.rpIDMismatch, "rpIdHash is not SHA-256 of \(policy.rpID)")
         }
-        guard data.flags.contains(.userPresent) else { throw WebAuthnError(.userNotPresent, "UP is not set") }
+        guard data.flags.contains(.userPresent) else { throw TokenMintError(.webAuthn.userNotPresent, "UP is not set") }
         if policy.requireUserVerification, !data.flags.contains(.userVerified) {
-            throw WebAuthnError(.userNotPresent, "UV is required")
+            throw TokenMintError(.webAuthn.userNotPresent, "UV is required")
         }
         if data.flags.contains(.backupState), !data.flags.contains(.backupEligible) {
-            throw WebAuthnError(.invalidBackupFlags, "BS is set without BE")
+            throw TokenMintError(.webAuthn.invalidBackupFlags, "BS is set without BE")
         }
     }
 
@@ -130,28 +131,28 @@ public struct RelyingPartyVerifier: Sendable {
     /// credential ID in the authenticator data when given.
     public func verifyRegistration(
         clientDataJSON: [UInt8], attestationObject: [UInt8], challenge: [UInt8], rawID: [UInt8]? = nil
-    ) throws(WebAuthnError) -> RegisteredCredential {
+    ) throws(TokenMintError) -> RegisteredCredential {
         _ = try checkClientData(clientDataJSON, type: "webauthn.create", challenge: challenge)
         let object = try AttestationObject(parsing: attestationObject)
         let data = object.authenticatorData
         try checkFlags(data)
         guard let credential = data.attestedCredential else {
-            throw WebAuthnError(.invalidAuthenticatorData, "a registration needs attested credential data (AT)")
+            throw TokenMintError(.webAuthn.invalidAuthenticatorData, "a registration needs attested credential data (AT)")
         }
         if let rawID, !ConstantTime.equals(rawID, credential.credentialID) {
-            throw WebAuthnError(.invalidCredential, "rawId is not the credential ID in the authenticator data")
+            throw TokenMintError(.webAuthn.invalidCredential, "rawId is not the credential ID in the authenticator data")
         }
         guard policy.algorithms.contains(credential.publicKey.algorithm) else {
-            throw WebAuthnError(.unsupportedAlgorithm, "algorithm \(credential.publicKey.algorithm) is not accepted")
+            throw TokenMintError(.webAuthn.unsupportedAlgorithm, "algorithm \(credential.publicKey.algorithm) is not accepted")
         }
         let signed = data.bytes + HashFunction.sha256.hash(clientDataJSON)
         switch object.format {
         case "none":
-            guard object.statement.mapValue?.isEmpty == true else { throw WebAuthnError(.invalidAttestation, "a none attestation has an empty attStmt") }
+            guard object.statement.mapValue?.isEmpty == true else { throw TokenMintError(.webAuthn.invalidAttestation, "a none attestation has an empty attStmt") }
         case "packed":
             try verifyPacked(object.statement, signed: signed, credential: credential)
         default:
-            throw WebAuthnError(.invalidAttestation, "attestation format \(object.format) is not supported")
+            throw TokenMintError(.webAuthn.invalidAttestation, "attestation format \(object.format) is not supported")
         }
         return RegisteredCredential(
             credentialID: credential.credentialID, publicKey: credential.publicKey, signCount: data.signCount,
@@ -159,32 +160,32 @@ public struct RelyingPartyVerifier: Sendable {
             userVerified: data.flags.contains(.userVerified), attestationFormat: object.format, aaguid: credential.aaguid)
     }
 
-    func verifyPacked(_ statement: CBOR, signed: [UInt8], credential: AuthenticatorData.AttestedCredential) throws(WebAuthnError) {
+    func verifyPacked(_ statement: CBOR, signed: [UInt8], credential: AuthenticatorData.AttestedCredential) throws(TokenMintError) {
         guard let entries = statement.mapValue, let alg = statement[.text("alg")]?.intValue,
             let signature = statement[.text("sig")]?.bytesValue
-        else { throw WebAuthnError(.invalidAttestation, "packed attStmt needs alg and sig") }
+        else { throw TokenMintError(.webAuthn.invalidAttestation, "packed attStmt needs alg and sig") }
         if let chain = statement[.text("x5c")] {
             guard entries.count == 3, let certificates = chain.arrayValue, let leafBytes = certificates.first?.bytesValue else {
-                throw WebAuthnError(.invalidAttestation, "x5c must be a non-empty array of certificates")
+                throw TokenMintError(.webAuthn.invalidAttestation, "x5c must be a non-empty array of certificates")
             }
             guard let leaf = try? X509Certificate(derRepresentation: leafBytes) else {
-                throw WebAuthnError(.invalidAttestation, "the attestation certificate does not parse")
+                throw TokenMintError(.webAuthn.invalidAttestation, "the attestation certificate does not parse")
             }
             guard let algorithm = COSEAlgorithm(rawValue: alg), leaf.isValidSignature(signature, for: signed, hash: algorithm.hash) else {
-                throw WebAuthnError(.invalidAttestation, "the packed attestation signature does not verify with its certificate")
+                throw TokenMintError(.webAuthn.invalidAttestation, "the packed attestation signature does not verify with its certificate")
             }
             let roots = policy.attestationRoots.compactMap { try? X509Certificate(derRepresentation: $0) }
             let intermediates = certificates.dropFirst().compactMap { $0.bytesValue }.compactMap { try? X509Certificate(derRepresentation: $0) }
             guard leaf.chains(to: roots, through: intermediates) else {
-                throw WebAuthnError(.invalidAttestation, "the attestation certificate does not chain to a trusted root")
+                throw TokenMintError(.webAuthn.invalidAttestation, "the attestation certificate does not chain to a trusted root")
             }
         } else {
-            guard entries.count == 2 else { throw WebAuthnError(.invalidAttestation, "packed self attestation is {alg, sig}") }
+            guard entries.count == 2 else { throw TokenMintError(.webAuthn.invalidAttestation, "packed self attestation is {alg, sig}") }
             guard alg == credential.publicKey.algorithm.rawValue else {
-                throw WebAuthnError(.invalidAttestation, "self attestation alg differs from the credential's")
+                throw TokenMintError(.webAuthn.invalidAttestation, "self attestation alg differs from the credential's")
             }
             guard credential.publicKey.isValidSignature(signature, for: signed) else {
-                throw WebAuthnError(.invalidAttestation, "the self attestation signature does not verify")
+                throw TokenMintError(.webAuthn.invalidAttestation, "the self attestation signature does not verify")
             }
         }
     }
@@ -193,21 +194,21 @@ public struct RelyingPartyVerifier: Sendable {
     public func verifyAssertion(
         credential: RegisteredCredential, storedSignCount: UInt32, clientDataJSON: [UInt8], authenticatorData: [UInt8],
         signature: [UInt8], challenge: [UInt8]
-    ) throws(WebAuthnError) -> AssertionResult {
+    ) throws(TokenMintError) -> AssertionResult {
         _ = try checkClientData(clientDataJSON, type: "webauthn.get", challenge: challenge)
         let data = try AuthenticatorData(parsing: authenticatorData)
-        guard data.attestedCredential == nil else { throw WebAuthnError(.invalidAuthenticatorData, "AT must not be set in an assertion") }
+        guard data.attestedCredential == nil else { throw TokenMintError(.webAuthn.invalidAuthenticatorData, "AT must not be set in an assertion") }
         try checkFlags(data)
         guard data.flags.contains(.backupEligible) == credential.backupEligible else {
-            throw WebAuthnError(.invalidBackupFlags, "BE changed since registration")
+            throw TokenMintError(.webAuthn.invalidBackupFlags, "BE changed since registration")
         }
         guard credential.publicKey.isValidSignature(signature, for: data.bytes + HashFunction.sha256.hash(clientDataJSON)) else {
-            throw WebAuthnError(.invalidSignature, "the assertion signature does not verify")
+            throw TokenMintError(.webAuthn.invalidSignature, "the assertion signature does not verify")
         }
         var clone = false
         if data.signCount != 0 || storedSignCount != 0, data.signCount <= storedSignCount {
             if policy.rejectSignCountRollback {
-                throw WebAuthnError(.signCountRollback, "signCount \(data.signCount) did not increase past \(storedSignCount)")
+                throw TokenMintError(.webAuthn.signCountRollback, "signCount \(data.signCount) did not increase past \(storedSignCount)")
             }
             clone = true
         }

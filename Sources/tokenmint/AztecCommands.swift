@@ -89,7 +89,7 @@ struct AztecCommand: ParsableCommand {
                 let options = AztecOptions(errorCorrection: AztecOptions.ErrorCorrection(rawValue: level) ?? .level2, size: size)
                 let symbol: AztecSymbol
                 do { symbol = try AztecEncoder.encode(payload, options: options) } catch {
-                    if error.code == .tooLong { return false }
+                    if error.code == .aztec.tooLong { return false }
                     throw error
                 }
                 let name = "\(tag)-l\(level)-\(kind.prefix(1))-\(String(format: "%05d", payload.count)).png"

@@ -150,7 +150,7 @@ struct Demo: AsyncParsableCommand {
         do {
             _ = try await sdk.getPaymentToken()
         } catch {
-            print("  fourth offline token: \(error.code.rawValue)")
+            print("  fourth offline token: \(error.code.name)")
         }
         try await sdk.markOnline()
         print("  back online: \(try await sdk.availableOfflineTokensCount) offline tokens available again")
@@ -160,7 +160,7 @@ struct Demo: AsyncParsableCommand {
         do {
             _ = try await verifier.verify(last.description, enrolment: enrolment)
         } catch {
-            print("  cash desk, same token again: \(error.code.rawValue)")
+            print("  cash desk, same token again: \(error.code.name)")
         }
         let symbol = try AztecEncoder.encode(token: last.description)
         print("\n  the token as the cash-desk scanner sees it (\(symbol.summary)):")

@@ -158,11 +158,11 @@ struct FIDO2Command: AsyncParsableCommand {
                     try tx.setValue(name, Array(data))
                     return true
                 }
-                guard added else { throw CLIError(message: "WebAuthnError.credentialExists: this credential ID is registered already", status: 1) }
+                guard added else { throw CLIError(message: "\(TokenMintError.Code.auth.credentialExists): this credential ID is registered already", status: 1) }
                 try FIDO2Command.print(json: record.merging([
                     "credentialId": FIDO2Command.b64(credential.credentialID), "alg": Int(credential.publicKey.algorithm.rawValue),
                 ]) { $1 })
-            } catch let error as WebAuthnError {
+            } catch let error as TokenMintError {
                 throw CLIError(message: "\(error)", status: 1)
             }
         }
@@ -182,7 +182,7 @@ struct FIDO2Command: AsyncParsableCommand {
             guard let saved = try store.transaction({ tx in try tx.value(name) }),
                 var record = try JSONSerialization.jsonObject(with: Data(saved)) as? [String: Any],
                 let keyText = record["publicKey"] as? String, let stored = record["signCount"] as? Int
-            else { throw CLIError(message: "WebAuthnError.unknownCredential: the credential is not registered", status: 1) }
+            else { throw CLIError(message: "\(TokenMintError.Code.webAuthn.unknownCredential): the credential is not registered", status: 1) }
             do {
                 let credential = RegisteredCredential(
                     credentialID: id, publicKey: try COSEKey(cbor: try Base64URL.decode(keyText)), signCount: UInt32(stored),
@@ -200,7 +200,7 @@ struct FIDO2Command: AsyncParsableCommand {
                     "credentialId": FIDO2Command.b64(id), "signCount": Int(result.signCount), "userVerified": result.userVerified,
                     "possibleClone": result.possibleClone,
                 ])
-            } catch let error as WebAuthnError {
+            } catch let error as TokenMintError {
                 throw CLIError(message: "\(error)", status: 1)
             }
         }

@@ -35,7 +35,7 @@ struct StoreOptions: ParsableArguments {
         // refused as tampered, never read as a default.
         let saved: SecureBytes?
         do { saved = try store.transaction { tx in try tx.secret(PayCommand.configName) } } catch {
-            throw WhitelabelPayError(.tampered, "the configuration in \(quoted(self.store)) was edited or damaged")
+            throw TokenMintError(.pay.tampered, "the configuration in \(quoted(self.store)) was edited or damaged")
         }
         guard let saved else { throw CLIError(message: "no configuration in \(quoted(self.store)): run `tokenmint pay init` first") }
         guard let object = saved.withUnsafeBytes({ try? JSONSerialization.jsonObject(with: Data($0)) }) as? [String: Any],
@@ -43,7 +43,7 @@ struct StoreOptions: ParsableArguments {
             let environmentName = object["environment"] as? String, let environment = WhitelabelPayEnvironment(rawValue: environmentName),
             let debug = object["debug"] as? Bool, let limit = object["offlineLimit"] as? Int, let lifetime = object["lifetime"] as? Int,
             let legacy = object["legacyTenant"] as? Bool
-        else { throw WhitelabelPayError(.tampered, "the configuration in \(quoted(self.store)) is incomplete") }
+        else { throw TokenMintError(.pay.tampered, "the configuration in \(quoted(self.store)) is incomplete") }
         let configuration = try WhitelabelPayConfiguration(
             tenantID: tenant, referenceID: reference, environment: environment, debug: debug, offlineTokenLimit: limit,
             tokenLifetime: Int64(lifetime), allowLegacyTenantCodes: legacy)
@@ -183,7 +183,7 @@ struct PayCommand: AsyncParsableCommand {
                         throw CLIError(message: "a token was minted but could not be written, and is wasted: \((error as? CLIError)?.message ?? "\(error)")", status: 2)
                     }
                 }
-            } catch let error as WhitelabelPayError where error.code == .offlineTokenLimitReached {
+            } catch let error as TokenMintError where error.code == .pay.offlineTokenLimitReached {
                 throw CLIError(message: "offlineTokenLimitReached: \(error.reason)", status: 3)
             }
         }
@@ -234,14 +234,14 @@ struct PayCommand: AsyncParsableCommand {
                 var strict = try PaymentTokenVerifier(store: store, lifetime: lifetime, skew: skew, clock: clock)
                 strict.requiresOfflineGrant = requireGrant
                 let verifier = strict
-                let check = { @Sendable (text: String, attempt: String?) async throws(WhitelabelPayError) -> VerifiedPaymentToken in
+                let check = { @Sendable (text: String, attempt: String?) async throws(TokenMintError) -> VerifiedPaymentToken in
                     if let enrolmentToken { return try await verifier.verify(text, enrolment: enrolmentToken, attempt: attempt) }
                     return try await verifier.verify(text, deviceID: device ?? "", attempt: attempt)
                 }
                 guard stdin else {
                     let verified: VerifiedPaymentToken
-                    do throws(WhitelabelPayError) { verified = try await check(token ?? "", attempt) } catch {
-                        throw CLIError(message: "\(error)", status: error.code == .storeFailure ? 2 : 1)
+                    do throws(TokenMintError) { verified = try await check(token ?? "", attempt) } catch {
+                        throw CLIError(message: "\(error)", status: error.code == .pay.storeFailure ? 2 : 1)
                     }
                     try Output.line(try Self.line(for: verified))
                     return
@@ -250,9 +250,9 @@ struct PayCommand: AsyncParsableCommand {
                     let fields = line.split(separator: " ", maxSplits: 1).map(String.init)
                     let (lineAttempt, text) = fields.count == 2 ? (fields[0], fields[1]) : (attempt, line)
                     let verified: VerifiedPaymentToken
-                    do throws(WhitelabelPayError) { verified = try await check(text, lineAttempt) } catch {
+                    do throws(TokenMintError) { verified = try await check(text, lineAttempt) } catch {
                         // A store failure stops the run: that token's answer is unknown.
-                        if error.code == .storeFailure { throw CLIError(message: "\(error)", status: 2) }
+                        if error.code == .pay.storeFailure { throw CLIError(message: "\(error)", status: 2) }
                         try Output.line(String(decoding: try JSONSerialization.data(
                             withJSONObject: ["valid": false, "token": text, "error": "\(error.code)"], options: [.sortedKeys]), as: UTF8.self))
                         continue

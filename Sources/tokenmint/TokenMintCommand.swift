@@ -34,12 +34,9 @@ struct TokenMintCommand: AsyncParsableCommand {
         } catch let error as CLIError {
             report(error.message)
             Foundation.exit(error.status)
-        } catch let error as WhitelabelPayError {
+        } catch let error as TokenMintError {
             report("\(error)")
-            Foundation.exit(error.code == .offlineTokenLimitReached ? 3 : 2)
-        } catch let error where isLibraryError(error) {
-            report("\(error)")
-            Foundation.exit(2)
+            Foundation.exit(error.code == .pay.offlineTokenLimitReached ? 3 : 2)
         } catch {
             let code = exitCode(for: error)
             if code == .success {
@@ -58,13 +55,6 @@ struct TokenMintCommand: AsyncParsableCommand {
 /// origins and key IDs an attacker chose).
 func report(_ message: String) {
     FileHandle.standardError.write(Data("tokenmint: \(SafeText.escaped(message, backslashes: false))\n".utf8))
-}
-
-/// Whether `error` is one of the library's typed errors (reported as
-/// `tokenmint: <error>`, exit 2) rather than an argument-parsing one.
-func isLibraryError(_ error: any Error) -> Bool {
-    error is CryptoError || error is JOSEError || error is AztecError || error is AuthError || error is WebAuthnError
-        || error is StoreError || error is JSONError || error is CBORError
 }
 
 /// An error the CLI reports with its own exit status.

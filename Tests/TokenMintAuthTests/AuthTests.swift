@@ -43,11 +43,11 @@ final class LogCapture: @unchecked Sendable {
     }
 }
 
-func expectAuth(_ code: AuthError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async {
+func expectAuth(_ code: TokenMintError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async {
     do {
         try await body()
         Issue.record("expected \(code)", sourceLocation: sourceLocation)
-    } catch let error as AuthError {
+    } catch let error as TokenMintError {
         if error.code != code { Issue.record("expected \(code), got \(error)", sourceLocation: sourceLocation) }
     } catch {
         Issue.record("expected \(code), got \(error)", sourceLocation: sourceLocation)
@@ -107,10 +107,10 @@ struct AuthTests {
         #expect(second.refreshToken != first.refreshToken)
         let third = try await f.issuer.refresh(try #require(second.refreshToken))
         // The spent token again: reuse detected and the family revoked, even for the newest token.
-        await expectAuth(.refreshTokenReused) { _ = try await f.issuer.refresh(try #require(second.refreshToken)) }
-        await expectAuth(.refreshTokenInvalid) { _ = try await f.issuer.refresh(try #require(third.refreshToken)) }
-        await expectAuth(.refreshTokenInvalid) { _ = try await f.issuer.refresh("not-a-token") }
-        await expectAuth(.clientIdInvalid) { _ = try await f.issuer.issue(account: account, clientID: "bad client") }
+        await expectAuth(.auth.refreshTokenReused) { _ = try await f.issuer.refresh(try #require(second.refreshToken)) }
+        await expectAuth(.auth.refreshTokenInvalid) { _ = try await f.issuer.refresh(try #require(third.refreshToken)) }
+        await expectAuth(.auth.refreshTokenInvalid) { _ = try await f.issuer.refresh("not-a-token") }
+        await expectAuth(.auth.clientIdInvalid) { _ = try await f.issuer.issue(account: account, clientID: "bad client") }
     }
 
     @Test("the token manager refreshes before expiry under a fake clock, stores elevated tokens unrefreshed, publishes states, logs out")
@@ -134,12 +134,12 @@ struct AuthTests {
         #expect(await iterator.next() == .elevated(account: elevated.account, until: elevated.expiresAt))
         let claims = try await f.issuer.verify(elevated.accessToken).claims
         #expect(claims.additional["acr"] == "urn:tokenmint:acr:fido2" && claims.additional["account"] == .string(elevated.account))
-        await expectAuth(.refreshTokenInvalid) { _ = try await provider.refresh(elevated) }
+        await expectAuth(.auth.refreshTokenInvalid) { _ = try await provider.refresh(elevated) }
         f.clock.advance(301)
         #expect(try await manager.elevatedToken() == nil)
         try await manager.logout()
         #expect(await iterator.next() == .signedOut)
-        await expectAuth(.notSignedIn) { _ = try await manager.accountToken() }
+        await expectAuth(.auth.notSignedIn) { _ = try await manager.accountToken() }
     }
 
     @Test("elevation is refused without a valid assertion, for a replay, for another account, on another origin")
@@ -153,7 +153,7 @@ struct AuthTests {
         _ = try await f.issuer.elevate(account: a, clientID: "pos", credentialID: good.credentialID, clientDataJSON: good.clientDataJSON,
                                        authenticatorData: good.authenticatorData, signature: good.signature)
         // Replay of the same assertion: the challenge is spent.
-        await expectAuth(.challengeInvalid) {
+        await expectAuth(.auth.challengeInvalid) {
             _ = try await f.issuer.elevate(account: a, clientID: "pos", credentialID: good.credentialID, clientDataJSON: good.clientDataJSON,
                                            authenticatorData: good.authenticatorData, signature: good.signature)
         }
@@ -162,28 +162,28 @@ struct AuthTests {
         let bad = try await Self.assertion(f, credential: f.credentialA, challenge: challenge)
         var signature = bad.signature
         signature[signature.count - 3] ^= 1
-        await expectAuth(.assertionInvalid) {
+        await expectAuth(.auth.assertionInvalid) {
             _ = try await f.issuer.elevate(account: a, clientID: "pos", credentialID: bad.credentialID, clientDataJSON: bad.clientDataJSON,
                                            authenticatorData: bad.authenticatorData, signature: signature)
         }
         // B's passkey for A's step-up.
         challenge = try await f.issuer.elevationChallenge(account: a)
         let other = try await Self.assertion(f, credential: f.credentialB, challenge: challenge)
-        await expectAuth(.wrongAccount) {
+        await expectAuth(.auth.wrongAccount) {
             _ = try await f.issuer.elevate(account: a, clientID: "pos", credentialID: other.credentialID, clientDataJSON: other.clientDataJSON,
                                            authenticatorData: other.authenticatorData, signature: other.signature)
         }
         // A challenge issued for B used to elevate A.
         challenge = try await f.issuer.elevationChallenge(account: b)
         let crossed = try await Self.assertion(f, credential: f.credentialA, challenge: challenge)
-        await expectAuth(.wrongAccount) {
+        await expectAuth(.auth.wrongAccount) {
             _ = try await f.issuer.elevate(account: a, clientID: "pos", credentialID: crossed.credentialID, clientDataJSON: crossed.clientDataJSON,
                                            authenticatorData: crossed.authenticatorData, signature: crossed.signature)
         }
         // A phishing origin.
         challenge = try await f.issuer.elevationChallenge(account: a)
         let phished = try await Self.assertion(f, credential: f.credentialA, challenge: challenge, origin: "https://pay.example.evil")
-        await expectAuth(.assertionInvalid) {
+        await expectAuth(.auth.assertionInvalid) {
             _ = try await f.issuer.elevate(account: a, clientID: "pos", credentialID: phished.credentialID, clientDataJSON: phished.clientDataJSON,
                                            authenticatorData: phished.authenticatorData, signature: phished.signature)
         }
@@ -191,7 +191,7 @@ struct AuthTests {
         challenge = try await f.issuer.elevationChallenge(account: a)
         let late = try await Self.assertion(f, credential: f.credentialA, challenge: challenge)
         f.clock.advance(301)
-        await expectAuth(.challengeInvalid) {
+        await expectAuth(.auth.challengeInvalid) {
             _ = try await f.issuer.elevate(account: a, clientID: "pos", credentialID: late.credentialID, clientDataJSON: late.clientDataJSON,
                                            authenticatorData: late.authenticatorData, signature: late.signature)
         }
@@ -218,16 +218,16 @@ struct AuthTests {
             _ = try await exchange.exchange(userID: account, accessToken: token.accessToken, presentedServiceKey: wrong)
             Issue.record("a wrong service key was accepted")
         } catch {
-            #expect((error as? AuthError)?.code == .serviceKeyInvalid)
+            #expect((error as? TokenMintError)?.code == .auth.serviceKeyInvalid)
             #expect(!"\(error)".contains(Hex.encode(keyBytes)) && !"\(error)".contains(Base64URL.encode(keyBytes)))
         }
-        await expectAuth(.accessTokenInvalid) {
+        await expectAuth(.auth.accessTokenInvalid) {
             _ = try await exchange.exchange(userID: Self.accountB.uuidString.lowercased(), accessToken: token.accessToken, presentedServiceKey: keyBytes)
         }
         try await exchange.revoke(userID: account)
-        await expectAuth(.userTokenInvalid) { _ = try await exchange.user(for: userToken) }
+        await expectAuth(.auth.userTokenInvalid) { _ = try await exchange.user(for: userToken) }
         #expect("\(try ServiceKey(keyBytes))" == "ServiceKey(redacted)")
-        #expect(throws: AuthError.self) { _ = try ServiceKey([1, 2, 3]) }
+        #expect(throws: TokenMintError.self) { _ = try ServiceKey([1, 2, 3]) }
     }
 
     @Test("every flow logs its events, and no log line carries a token, key, challenge or signature")
@@ -238,13 +238,13 @@ struct AuthTests {
         var secrets: [String] = []
         let first = try await f.issuer.issue(account: account, clientID: "pos-app", scopes: ["payments"])
         let second = try await f.issuer.refresh(try #require(first.refreshToken))
-        await expectAuth(.refreshTokenReused) { _ = try await f.issuer.refresh(try #require(first.refreshToken)) }
+        await expectAuth(.auth.refreshTokenReused) { _ = try await f.issuer.refresh(try #require(first.refreshToken)) }
         secrets += [first.accessToken, second.accessToken, try #require(first.refreshToken), try #require(second.refreshToken)]
         let challenge = try await f.issuer.elevationChallenge(account: account)
         let good = try await Self.assertion(f, credential: f.credentialA, challenge: challenge)
         let elevated = try await f.issuer.elevate(account: account, clientID: "pos-app", credentialID: good.credentialID,
                                                   clientDataJSON: good.clientDataJSON, authenticatorData: good.authenticatorData, signature: good.signature)
-        await expectAuth(.challengeInvalid) {
+        await expectAuth(.auth.challengeInvalid) {
             _ = try await f.issuer.elevate(account: account, clientID: "pos-app", credentialID: good.credentialID,
                                            clientDataJSON: good.clientDataJSON, authenticatorData: good.authenticatorData, signature: good.signature)
         }
@@ -258,7 +258,7 @@ struct AuthTests {
         let userToken = try #require((try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: String])?["user_token"])
         var wrong = keyBytes
         wrong[5] ^= 0x40
-        await expectAuth(.serviceKeyInvalid) { _ = try await exchange.exchange(userID: account, accessToken: second.accessToken, presentedServiceKey: wrong) }
+        await expectAuth(.auth.serviceKeyInvalid) { _ = try await exchange.exchange(userID: account, accessToken: second.accessToken, presentedServiceKey: wrong) }
         try await exchange.revoke(userID: account)
         secrets += [userToken] + [keyBytes, wrong].flatMap { [Hex.encode($0), Base64URL.encode($0), Data($0).base64EncodedString()] }
 
@@ -274,7 +274,7 @@ struct AuthTests {
             #expect(!lines.contains { $0.contains(probe) }, "a log line carries a secret")
         }
         // Revocation covers the tokens issued so far; a later exchange works again.
-        await expectAuth(.userTokenInvalid) { _ = try await exchange.user(for: UserToken(userToken)) }
+        await expectAuth(.auth.userTokenInvalid) { _ = try await exchange.user(for: UserToken(userToken)) }
         let later = try await exchange.exchange(userID: account, accessToken: second.accessToken, presentedServiceKey: keyBytes)
         let laterToken = try #require((try JSONSerialization.jsonObject(with: Data(later.utf8)) as? [String: String])?["user_token"])
         #expect(try await exchange.user(for: UserToken(laterToken)) == account)
@@ -297,17 +297,17 @@ final class FullDiskStore: KeyValueStore, @unchecked Sendable {
         let inner: any StoreTransaction
         let full: Bool
         init(_ inner: any StoreTransaction, full: Bool) { self.inner = inner; self.full = full }
-        func room(_ name: String) throws(StoreError) {
-            if full, try inner.value(name) == nil, try inner.secret(name) == nil { throw StoreError(.diskFull, "no room for \(name)") }
+        func room(_ name: String) throws(TokenMintError) {
+            if full, try inner.value(name) == nil, try inner.secret(name) == nil { throw TokenMintError(.store.diskFull, "no room for \(name)") }
         }
-        func value(_ name: String) throws(StoreError) -> [UInt8]? { try inner.value(name) }
-        func setValue(_ name: String, _ value: [UInt8]) throws(StoreError) { try room(name); try inner.setValue(name, value) }
-        func secret(_ name: String) throws(StoreError) -> SecureBytes? { try inner.secret(name) }
-        func setSecret(_ name: String, _ value: SecureBytes) throws(StoreError) { try room(name); try inner.setSecret(name, value) }
-        func remove(_ name: String) throws(StoreError) { try inner.remove(name) }
-        func counter(_ name: String) throws(StoreError) -> Int64 { try inner.counter(name) }
-        func setCounter(_ name: String, _ value: Int64) throws(StoreError) { try inner.setCounter(name, value) }
-        func increment(_ name: String, by delta: Int64) throws(StoreError) -> Int64 { try inner.increment(name, by: delta) }
+        func value(_ name: String) throws(TokenMintError) -> [UInt8]? { try inner.value(name) }
+        func setValue(_ name: String, _ value: [UInt8]) throws(TokenMintError) { try room(name); try inner.setValue(name, value) }
+        func secret(_ name: String) throws(TokenMintError) -> SecureBytes? { try inner.secret(name) }
+        func setSecret(_ name: String, _ value: SecureBytes) throws(TokenMintError) { try room(name); try inner.setSecret(name, value) }
+        func remove(_ name: String) throws(TokenMintError) { try inner.remove(name) }
+        func counter(_ name: String) throws(TokenMintError) -> Int64 { try inner.counter(name) }
+        func setCounter(_ name: String, _ value: Int64) throws(TokenMintError) { try inner.setCounter(name, value) }
+        func increment(_ name: String, by delta: Int64) throws(TokenMintError) -> Int64 { try inner.increment(name, by: delta) }
     }
 
     func transaction<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
@@ -315,7 +315,7 @@ final class FullDiskStore: KeyValueStore, @unchecked Sendable {
         return try inner.transaction { tx in try body(Transaction(tx, full: full)) }
     }
 
-    func reset() throws(StoreError) { try inner.reset() }
+    func reset() throws(TokenMintError) { try inner.reset() }
 }
 
 @Suite("Issuer key rotation")
@@ -343,7 +343,7 @@ struct IssuerKeyRotationTests {
         clock.advance(601)
         #expect(try issuer().verificationKeys.keys.compactMap(\.keyID) == [secondKid])
         // …and from this one once it verifies: the old key's tokens are refused.
-        await #expect(throws: AuthError.self) { _ = try await a.verify(before.accessToken) }
+        await #expect(throws: TokenMintError.self) { _ = try await a.verify(before.accessToken) }
         #expect(a.verificationKeys.keys.compactMap(\.keyID) == [secondKid])
         // Rotating again retires the first key at once.
         let thirdKid = try await a.rotateSigningKey()
@@ -367,8 +367,8 @@ struct AuthFullDiskTests {
         let pair = try await issuer.issue(account: "alice", clientID: "app")
         let token = try #require(pair.refreshToken)
         store.isFull = true
-        await #expect(throws: AuthError.self) { _ = try await issuer.refresh(token) }
-        await #expect(throws: AuthError.self) { _ = try await issuer.issue(account: "bob", clientID: "app") }
+        await #expect(throws: TokenMintError.self) { _ = try await issuer.refresh(token) }
+        await #expect(throws: TokenMintError.self) { _ = try await issuer.issue(account: "bob", clientID: "app") }
         store.isFull = false
         let next = try await issuer.refresh(token)
         #expect(next.refreshToken != token)
@@ -391,7 +391,7 @@ struct PasskeyAttackTests {
                 try await f.issuer.registerPasskey(account: account.uuidString.lowercased(), credential: attacker)
                 Issue.record("a known credential ID was registered again")
             } catch {
-                #expect(error.code == .credentialExists)
+                #expect(error.code == .auth.credentialExists)
             }
         }
         // The victim's own authenticator still steps up.

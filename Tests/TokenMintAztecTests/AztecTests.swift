@@ -1,3 +1,4 @@
+import TokenMintCore
 import Foundation
 import Testing
 import TokenMintAztec
@@ -58,11 +59,11 @@ struct AztecTests {
         #expect(!small.isCompact && small.layers == 5 && small.size == 37)
         let compact = try AztecEncoder.encode(Array("hello".utf8), options: AztecOptions(size: .compact(layers: 2)))
         #expect(compact.isCompact && compact.layers == 2 && compact.size == 19)
-        #expect(throws: AztecError.self) { try AztecEncoder.encode(Self.random(300), options: AztecOptions(size: .full(layers: 3))) }
-        #expect(throws: AztecError.self) { try AztecEncoder.encode(Self.random(300), options: AztecOptions(size: .compact(layers: 4))) }
-        #expect(throws: AztecError.self) { try AztecEncoder.encode(Self.random(10), options: AztecOptions(size: .compact(layers: 5))) }
-        #expect(throws: AztecError.self) { try AztecEncoder.encode(Self.random(10), options: AztecOptions(size: .full(layers: 0))) }
-        #expect(throws: AztecError.self) { try AztecEncoder.encode(Self.random(10), options: AztecOptions(size: .full(layers: 33))) }
+        #expect(throws: TokenMintError.self) { try AztecEncoder.encode(Self.random(300), options: AztecOptions(size: .full(layers: 3))) }
+        #expect(throws: TokenMintError.self) { try AztecEncoder.encode(Self.random(300), options: AztecOptions(size: .compact(layers: 4))) }
+        #expect(throws: TokenMintError.self) { try AztecEncoder.encode(Self.random(10), options: AztecOptions(size: .compact(layers: 5))) }
+        #expect(throws: TokenMintError.self) { try AztecEncoder.encode(Self.random(10), options: AztecOptions(size: .full(layers: 0))) }
+        #expect(throws: TokenMintError.self) { try AztecEncoder.encode(Self.random(10), options: AztecOptions(size: .full(layers: 33))) }
         // Forcing a size never lowers the requested ECC.
         for layers in 1...4 {
             if let s = try? AztecEncoder.encode(Self.random(20), options: AztecOptions(errorCorrection: .level3, size: .compact(layers: layers))) {
@@ -71,19 +72,19 @@ struct AztecTests {
         }
         let compactOnly = try AztecEncoder.encode(Self.random(30), options: AztecOptions(size: .compactOnly))
         #expect(compactOnly.isCompact)
-        #expect(throws: AztecError.self) { try AztecEncoder.encode(Self.random(200), options: AztecOptions(size: .compactOnly)) }
+        #expect(throws: TokenMintError.self) { try AztecEncoder.encode(Self.random(200), options: AztecOptions(size: .compactOnly)) }
     }
 
     @Test("bad input: typed errors")
     func badInput() {
-        #expect(throws: AztecError.self) { try AztecEncoder.encode([UInt8]()) }
-        #expect(throws: AztecError.self) { try AztecEncoder.encode(Self.random(4000)) }
-        #expect(throws: AztecError.self) { try AztecEncoder.encode(Self.random(3000), options: AztecOptions(errorCorrection: .level4)) }
-        #expect(throws: AztecError.self) { try AztecEncoder.encode(Self.random(5), options: AztecOptions(eci: -1)) }
+        #expect(throws: TokenMintError.self) { try AztecEncoder.encode([UInt8]()) }
+        #expect(throws: TokenMintError.self) { try AztecEncoder.encode(Self.random(4000)) }
+        #expect(throws: TokenMintError.self) { try AztecEncoder.encode(Self.random(3000), options: AztecOptions(errorCorrection: .level4)) }
+        #expect(throws: TokenMintError.self) { try AztecEncoder.encode(Self.random(5), options: AztecOptions(eci: -1)) }
         let s = try? AztecEncoder.encode("x")
-        #expect(throws: AztecError.self) { try s?.png(scale: 0) }
-        #expect(throws: AztecError.self) { try s?.png(scale: 65) }
-        #expect(throws: AztecError.self) { try s?.svg(quietZone: -1) }
+        #expect(throws: TokenMintError.self) { try s?.png(scale: 0) }
+        #expect(throws: TokenMintError.self) { try s?.png(scale: 65) }
+        #expect(throws: TokenMintError.self) { try s?.svg(quietZone: -1) }
     }
 
     @Test("renderers: PNG header and size, SVG path, terminal blocks, JSON modules")

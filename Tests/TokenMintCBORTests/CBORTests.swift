@@ -1,3 +1,4 @@
+import TokenMintCore
 import Testing
 import TokenMintCBOR
 
@@ -51,11 +52,11 @@ private func accepted(
 
 /// Records an issue unless decoding `input` fails with `code` (at `offset`, when given).
 private func expectRefusal(
-    _ input: [UInt8], _ code: CBORError.Code, at offset: Int? = nil, requireCanonical: Bool = true,
+    _ input: [UInt8], _ code: TokenMintError.Code, at offset: Int? = nil, requireCanonical: Bool = true,
     limits: CBORDecoder.Limits = CBORDecoder.Limits(), sourceLocation: SourceLocation = #_sourceLocation
 ) {
     let label = hexString(input)
-    do throws(CBORError) {
+    do throws(TokenMintError) {
         let item = try CBORDecoder.decode(input, requireCanonical: requireCanonical, limits: limits)
         Issue.record("\(label): accepted as \(item), expected \(code)", sourceLocation: sourceLocation)
     } catch {
@@ -214,22 +215,22 @@ struct CBORTests {
     func unsortedKeys() throws {
         // {"b": 1, "a": 1}
         let unsorted = hex("a2 6162 01 6161 01")
-        expectRefusal(unsorted, .nonCanonical, at: 4)
+        expectRefusal(unsorted, .cbor.nonCanonical, at: 4)
         let decoded = try #require(accepted(unsorted, requireCanonical: false))
         #expect(decoded == map((text("b"), n(1)), (text("a"), n(1))))
         #expect(CBOREncoder.encode(decoded) == hex("a2 6161 01 6162 01"))
 
         // {"aa": 1, "b": 2}: bytewise order, but "b" is shorter.
-        expectRefusal(hex("a2 626161 01 6162 02"), .nonCanonical, at: 5)
+        expectRefusal(hex("a2 626161 01 6162 02"), .cbor.nonCanonical, at: 5)
         #expect(accepted(hex("a2 626161 01 6162 02"), requireCanonical: false) != nil)
         // {[1000]: 1, [1, 1]: 2}: RFC 8949 §4.2.1 bytewise order, not CTAP2's length-first order.
-        expectRefusal(hex("a2 811903e8 01 820101 02"), .nonCanonical, at: 6)
+        expectRefusal(hex("a2 811903e8 01 820101 02"), .cbor.nonCanonical, at: 6)
         // {-1: 0, 1: 0}: major type 1 before 0.
-        expectRefusal(hex("a2 20 00 01 00"), .nonCanonical, at: 3)
+        expectRefusal(hex("a2 20 00 01 00"), .cbor.nonCanonical, at: 3)
         // {"a": 0, 1: 0}: text before an integer.
-        expectRefusal(hex("a2 6161 00 01 00"), .nonCanonical, at: 4)
+        expectRefusal(hex("a2 6161 00 01 00"), .cbor.nonCanonical, at: 4)
         // Nested maps are checked too.
-        expectRefusal(hex("81 a2 02 00 01 00"), .nonCanonical, at: 4)
+        expectRefusal(hex("81 a2 02 00 01 00"), .cbor.nonCanonical, at: 4)
     }
 
     @Test("non-shortest integers, lengths and tags are refused when canonical form is required")
@@ -251,11 +252,11 @@ struct CBORTests {
         ]
         for example in cases {
             let input = hex(example.hex)
-            expectRefusal(input, .nonCanonical)
+            expectRefusal(input, .cbor.nonCanonical)
             let decoded = accepted(input, requireCanonical: false)
             #expect(decoded.map { hexString(CBOREncoder.encode($0)) } == example.canonical, "\(example.hex)")
         }
-        expectRefusal(hex("83 01 02 1803"), .nonCanonical, at: 3)
+        expectRefusal(hex("83 01 02 1803"), .cbor.nonCanonical, at: 3)
     }
 
     @Test("indefinite lengths, floats and reserved additional information are unsupported")
@@ -265,65 +266,65 @@ struct CBORTests {
             "f93c00", "fa47c35000", "fb3ff199999999999a", "f9",
             "1c", "1d", "1e", "3c", "5d", "7e", "9c", "bd", "de", "fc", "fd", "fe",
         ] {
-            expectRefusal(hex(input), .unsupported, at: 0)
-            expectRefusal(hex(input), .unsupported, at: 0, requireCanonical: false)
+            expectRefusal(hex(input), .cbor.unsupported, at: 0)
+            expectRefusal(hex(input), .cbor.unsupported, at: 0, requireCanonical: false)
         }
-        expectRefusal(hex("82 01 f93c00"), .unsupported, at: 2)
+        expectRefusal(hex("82 01 f93c00"), .cbor.unsupported, at: 2)
     }
 
     @Test("truncated input and lengths beyond the input are refused without allocating")
     func truncation() {
-        expectRefusal([], .truncated, at: 0)
-        expectRefusal(hex("1901"), .truncated, at: 0)
-        expectRefusal(hex("1b 00000000000000"), .truncated, at: 0)
+        expectRefusal([], .cbor.truncated, at: 0)
+        expectRefusal(hex("1901"), .cbor.truncated, at: 0)
+        expectRefusal(hex("1b 00000000000000"), .cbor.truncated, at: 0)
         // Counts are checked against the bytes left before any element is read.
-        expectRefusal(hex("830102"), .truncated, at: 0)
-        expectRefusal(hex("a101"), .truncated, at: 0)
-        expectRefusal(hex("6261"), .truncated, at: 0)
+        expectRefusal(hex("830102"), .cbor.truncated, at: 0)
+        expectRefusal(hex("a101"), .cbor.truncated, at: 0)
+        expectRefusal(hex("6261"), .cbor.truncated, at: 0)
         // The input ends inside an element.
-        expectRefusal(hex("82 01 19"), .truncated, at: 2)
-        expectRefusal(hex("a1 01 19 01"), .truncated, at: 2)
-        expectRefusal(hex("81 62 61"), .truncated, at: 1)
-        expectRefusal(hex("f8"), .truncated, at: 0)
+        expectRefusal(hex("82 01 19"), .cbor.truncated, at: 2)
+        expectRefusal(hex("a1 01 19 01"), .cbor.truncated, at: 2)
+        expectRefusal(hex("81 62 61"), .cbor.truncated, at: 1)
+        expectRefusal(hex("f8"), .cbor.truncated, at: 0)
         // A byte string claiming 2^32 bytes with three present.
-        expectRefusal(hex("5b 0000000100000000 010203"), .truncated, at: 0)
-        expectRefusal(hex("5b 0000000100000000 010203"), .truncated, at: 0, requireCanonical: false)
+        expectRefusal(hex("5b 0000000100000000 010203"), .cbor.truncated, at: 0)
+        expectRefusal(hex("5b 0000000100000000 010203"), .cbor.truncated, at: 0, requireCanonical: false)
         // Counts and lengths up to 2^64 - 1.
-        expectRefusal(hex("5b ffffffffffffffff 00"), .truncated, at: 0)
-        expectRefusal(hex("7b ffffffffffffffff 00"), .truncated, at: 0)
-        expectRefusal(hex("9b ffffffffffffffff 00"), .truncated, at: 0)
-        expectRefusal(hex("bb ffffffffffffffff 00"), .truncated, at: 0)
-        expectRefusal(hex("9a ffffffff 00"), .truncated, at: 0)
+        expectRefusal(hex("5b ffffffffffffffff 00"), .cbor.truncated, at: 0)
+        expectRefusal(hex("7b ffffffffffffffff 00"), .cbor.truncated, at: 0)
+        expectRefusal(hex("9b ffffffffffffffff 00"), .cbor.truncated, at: 0)
+        expectRefusal(hex("bb ffffffffffffffff 00"), .cbor.truncated, at: 0)
+        expectRefusal(hex("9a ffffffff 00"), .cbor.truncated, at: 0)
         // Two map entries need at least four bytes.
-        expectRefusal(hex("a2 0101"), .truncated, at: 0)
+        expectRefusal(hex("a2 0101"), .cbor.truncated, at: 0)
     }
 
     @Test("duplicate map keys are refused, canonical form required or not")
     func duplicateKeys() {
-        expectRefusal(hex("a2 01 01 01 02"), .duplicateKey, at: 3)
-        expectRefusal(hex("a2 01 01 01 02"), .duplicateKey, at: 3, requireCanonical: false)
+        expectRefusal(hex("a2 01 01 01 02"), .cbor.duplicateKey, at: 3)
+        expectRefusal(hex("a2 01 01 01 02"), .cbor.duplicateKey, at: 3, requireCanonical: false)
         // Keys are compared by canonical encoding: 1 and a non-shortest 1 are the same key.
-        expectRefusal(hex("a2 01 01 1801 02"), .duplicateKey, at: 3, requireCanonical: false)
-        expectRefusal(hex("a3 6161 01 01 02 6161 03"), .duplicateKey, at: 6, requireCanonical: false)
-        expectRefusal(hex("a2 820102 00 820102 01"), .duplicateKey, at: 5)
+        expectRefusal(hex("a2 01 01 1801 02"), .cbor.duplicateKey, at: 3, requireCanonical: false)
+        expectRefusal(hex("a3 6161 01 01 02 6161 03"), .cbor.duplicateKey, at: 6, requireCanonical: false)
+        expectRefusal(hex("a2 820102 00 820102 01"), .cbor.duplicateKey, at: 5)
         // The encoder does not check; its output is refused.
         let duplicate = CBOREncoder.encode(map((n(1), n(2)), (n(1), n(1))))
         #expect(duplicate == hex("a2 0101 0102"))
-        expectRefusal(duplicate, .duplicateKey, at: 3)
+        expectRefusal(duplicate, .cbor.duplicateKey, at: 3)
     }
 
     @Test("text that is not well-formed UTF-8 is refused")
     func invalidUTF8() {
-        expectRefusal(hex("62 c328"), .invalidUTF8, at: 1)
-        expectRefusal(hex("62 c328"), .invalidUTF8, at: 1, requireCanonical: false)
-        expectRefusal(hex("62 c080"), .invalidUTF8, at: 1)  // overlong NUL
-        expectRefusal(hex("63 e08080"), .invalidUTF8, at: 1)  // overlong
-        expectRefusal(hex("63 eda080"), .invalidUTF8, at: 1)  // surrogate U+D800
-        expectRefusal(hex("64 f4908080"), .invalidUTF8, at: 1)  // above U+10FFFF
-        expectRefusal(hex("61 80"), .invalidUTF8, at: 1)  // lone continuation byte
-        expectRefusal(hex("61 ff"), .invalidUTF8, at: 1)
-        expectRefusal(hex("63 61 e282"), .invalidUTF8, at: 2)  // truncated sequence
-        expectRefusal(hex("a1 62c328 00"), .invalidUTF8, at: 2)  // in a map key
+        expectRefusal(hex("62 c328"), .cbor.invalidUTF8, at: 1)
+        expectRefusal(hex("62 c328"), .cbor.invalidUTF8, at: 1, requireCanonical: false)
+        expectRefusal(hex("62 c080"), .cbor.invalidUTF8, at: 1)  // overlong NUL
+        expectRefusal(hex("63 e08080"), .cbor.invalidUTF8, at: 1)  // overlong
+        expectRefusal(hex("63 eda080"), .cbor.invalidUTF8, at: 1)  // surrogate U+D800
+        expectRefusal(hex("64 f4908080"), .cbor.invalidUTF8, at: 1)  // above U+10FFFF
+        expectRefusal(hex("61 80"), .cbor.invalidUTF8, at: 1)  // lone continuation byte
+        expectRefusal(hex("61 ff"), .cbor.invalidUTF8, at: 1)
+        expectRefusal(hex("63 61 e282"), .cbor.invalidUTF8, at: 2)  // truncated sequence
+        expectRefusal(hex("a1 62c328 00"), .cbor.invalidUTF8, at: 2)  // in a map key
         // The largest code point and the edges around the surrogates are fine.
         #expect(accepted(hex("64 f48fbfbf")) == text("\u{10FFFF}"))
         #expect(accepted(hex("63 ed9fbf")) == text("\u{D7FF}"))
@@ -332,8 +333,8 @@ struct CBORTests {
 
     @Test("bytes after the item are refused unless allowed; decodePrefix reports the item's length")
     func trailingBytes() throws {
-        expectRefusal(hex("01 02"), .trailingBytes, at: 1)
-        expectRefusal(hex("80 01"), .trailingBytes, at: 1)
+        expectRefusal(hex("01 02"), .cbor.trailingBytes, at: 1)
+        expectRefusal(hex("80 01"), .cbor.trailingBytes, at: 1)
         #expect(accepted(hex("01 02"), allowTrailingBytes: true) == n(1))
 
         let (item, byteCount) = try CBORDecoder.decodePrefix(hex("01 02")[...])
@@ -351,11 +352,11 @@ struct CBORTests {
 
         // Error offsets count from the start of the slice.
         let broken = hex("ff ff 19 01")
-        do throws(CBORError) {
+        do throws(TokenMintError) {
             _ = try CBORDecoder.decodePrefix(broken[2...])
             Issue.record("a truncated item was accepted")
         } catch {
-            #expect(error.code == .truncated)
+            #expect(error.code == .cbor.truncated)
             #expect(error.offset == 0)
         }
     }
@@ -366,50 +367,50 @@ struct CBORTests {
         let sixteen = [UInt8](repeating: 0x81, count: 15) + [0x80]
         let seventeen = [UInt8](repeating: 0x81, count: 16) + [0x80]
         #expect(accepted(sixteen) != nil)
-        expectRefusal(seventeen, .tooDeep, at: 16)
-        expectRefusal(seventeen, .tooDeep, at: 16, requireCanonical: false)
+        expectRefusal(seventeen, .cbor.tooDeep, at: 16)
+        expectRefusal(seventeen, .cbor.tooDeep, at: 16, requireCanonical: false)
         // Tags and maps count as levels too.
         #expect(accepted([UInt8](repeating: 0xc1, count: 16) + [0x00]) != nil)
-        expectRefusal([UInt8](repeating: 0xc1, count: 17) + [0x00], .tooDeep, at: 16)
+        expectRefusal([UInt8](repeating: 0xc1, count: 17) + [0x00], .cbor.tooDeep, at: 16)
         var maps: [UInt8] = []
         for _ in 0..<17 { maps += [0xa1, 0x00] }
         maps += [0x00]
-        expectRefusal(maps, .tooDeep, at: 32)
+        expectRefusal(maps, .cbor.tooDeep, at: 32)
         // A deep nest of one-element arrays far beyond the limit fails cleanly.
-        expectRefusal([UInt8](repeating: 0x81, count: 100_000) + [0x80], .tooDeep, at: 16)
+        expectRefusal([UInt8](repeating: 0x81, count: 100_000) + [0x80], .cbor.tooDeep, at: 16)
 
         var shallow = CBORDecoder.Limits()
         shallow.maximumDepth = 1
         #expect(accepted(hex("80"), limits: shallow) == array())
-        expectRefusal(hex("8180"), .tooDeep, at: 1, limits: shallow)
+        expectRefusal(hex("8180"), .cbor.tooDeep, at: 1, limits: shallow)
         shallow.maximumDepth = 0
         #expect(accepted(hex("00"), limits: shallow) == n(0))
-        expectRefusal(hex("80"), .tooDeep, at: 0, limits: shallow)
+        expectRefusal(hex("80"), .cbor.tooDeep, at: 0, limits: shallow)
     }
 
     @Test("input and item-count limits are enforced")
     func sizeLimits() {
         var limits = CBORDecoder.Limits()
         limits.maximumBytes = 4
-        expectRefusal(hex("1a000f4240"), .tooLarge, limits: limits)
+        expectRefusal(hex("1a000f4240"), .cbor.tooLarge, limits: limits)
         #expect(accepted(hex("19 03e8"), limits: limits) == n(1000))
 
         limits = CBORDecoder.Limits()
         limits.maximumItems = 3
         #expect(accepted(hex("820102"), limits: limits) == array(n(1), n(2)))
-        expectRefusal(hex("83010203"), .tooLarge, at: 3, limits: limits)
-        expectRefusal(hex("a2 01 02 03 04"), .tooLarge, at: 3, limits: limits)
+        expectRefusal(hex("83010203"), .cbor.tooLarge, at: 3, limits: limits)
+        expectRefusal(hex("a2 01 02 03 04"), .cbor.tooLarge, at: 3, limits: limits)
     }
 
     @Test("only the simple values false, true, null and undefined are accepted")
     func simpleValues() {
-        expectRefusal(hex("f810"), .invalidSimple, at: 0)
-        expectRefusal(hex("f810"), .invalidSimple, at: 0, requireCanonical: false)
-        expectRefusal(hex("f814"), .invalidSimple, at: 0)  // two-byte false
-        expectRefusal(hex("f820"), .invalidSimple, at: 0)
-        expectRefusal(hex("f8ff"), .invalidSimple, at: 0)
-        expectRefusal(hex("e0"), .invalidSimple, at: 0)
-        expectRefusal(hex("f3"), .invalidSimple, at: 0)
+        expectRefusal(hex("f810"), .cbor.invalidSimple, at: 0)
+        expectRefusal(hex("f810"), .cbor.invalidSimple, at: 0, requireCanonical: false)
+        expectRefusal(hex("f814"), .cbor.invalidSimple, at: 0)  // two-byte false
+        expectRefusal(hex("f820"), .cbor.invalidSimple, at: 0)
+        expectRefusal(hex("f8ff"), .cbor.invalidSimple, at: 0)
+        expectRefusal(hex("e0"), .cbor.invalidSimple, at: 0)
+        expectRefusal(hex("f3"), .cbor.invalidSimple, at: 0)
         #expect(accepted(hex("f4"))?.boolValue == false)
         #expect(accepted(hex("f5"))?.boolValue == true)
         #expect(accepted(hex("f6"))?.isNull == true)
@@ -484,13 +485,14 @@ struct CBORTests {
 
     @Test("errors describe their code and place")
     func errorDescription() {
-        do throws(CBORError) {
+        do throws(TokenMintError) {
             _ = try CBORDecoder.decode(hex("01 02"))
             Issue.record("trailing bytes were accepted")
         } catch {
-            #expect(error.code == .trailingBytes)
-            #expect(error.description.hasPrefix("CBORError.trailingBytes at byte 1: "))
-            #expect(CBORError.Code.invalidUTF8.description == "invalidUTF8")
+            #expect(error.code == .cbor.trailingBytes)
+            #expect(error.offset == 1)
+            #expect(error.description.hasPrefix("cbor.trailingBytes at byte 1: "))
+            #expect(TokenMintError.Code.cbor.invalidUTF8.description == "cbor.invalidUTF8")
         }
     }
 }

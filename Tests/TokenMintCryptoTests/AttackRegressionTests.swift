@@ -17,21 +17,21 @@ struct KeyImportAttackTests {
         let good = try key.publicKey.pemRepresentation
         _ = try Ed25519.PublicKey(pemRepresentation: good)
         let der = try #require(Data(base64Encoded: good.split(separator: "\n").dropFirst().dropLast().joined()))
-        #expect(throws: CryptoError.self) { _ = try Ed25519.PublicKey(pemRepresentation: Self.pem("PUBLIC KEY", [UInt8](der) + [0, 0])) }
+        #expect(throws: TokenMintError.self) { _ = try Ed25519.PublicKey(pemRepresentation: Self.pem("PUBLIC KEY", [UInt8](der) + [0, 0])) }
         let other = try Ed25519.PrivateKey().publicKey.pemRepresentation
-        #expect(throws: CryptoError.self) { _ = try Ed25519.PublicKey(pemRepresentation: good + other) }
-        #expect(throws: CryptoError.self) { _ = try Ed25519.PublicKey(pemRepresentation: good + "trailing words\n") }
-        #expect(throws: CryptoError.self) { _ = try Ed25519.PublicKey(pemRepresentation: good.replacingOccurrences(of: "END PUBLIC KEY", with: "END PRIVATE KEY")) }
+        #expect(throws: TokenMintError.self) { _ = try Ed25519.PublicKey(pemRepresentation: good + other) }
+        #expect(throws: TokenMintError.self) { _ = try Ed25519.PublicKey(pemRepresentation: good + "trailing words\n") }
+        #expect(throws: TokenMintError.self) { _ = try Ed25519.PublicKey(pemRepresentation: good.replacingOccurrences(of: "END PUBLIC KEY", with: "END PRIVATE KEY")) }
         let ec = try ECDSA.PrivateKey(curve: .p256)
         _ = try ECDSA.PrivateKey(pemRepresentation: try ec.pemRepresentation, curve: .p256)
-        #expect(throws: CryptoError.self) { _ = try ECDSA.PrivateKey(pemRepresentation: try ec.pemRepresentation + other, curve: .p256) }
+        #expect(throws: TokenMintError.self) { _ = try ECDSA.PrivateKey(pemRepresentation: try ec.pemRepresentation + other, curve: .p256) }
     }
 
     @Test("untrusted text is escaped: control characters, escapes, separators and bidi overrides")
     func safeText() {
         #expect(SafeText.escaped("plain ünïcode kid-1") == "plain ünïcode kid-1")
         #expect(SafeText.escaped("a\u{1b}[31mb\nc\u{0}\u{7f}\u{9b}\u{2028}\u{202e}\\") == "a\\u{1b}[31mb\\u{a}c\\u{0}\\u{7f}\\u{9b}\\u{2028}\\u{202e}\\\\")
-        let error = CryptoError(.invalidKey, "kid \u{1b}]0;owned\u{7}")
+        let error = TokenMintError(.crypto.invalidKey, "kid \u{1b}]0;owned\u{7}")
         #expect(!error.description.unicodeScalars.contains { $0.value < 0x20 })
     }
 

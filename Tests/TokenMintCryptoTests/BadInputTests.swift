@@ -1,19 +1,20 @@
+import TokenMintCore
 import Foundation
 import Testing
 import TokenMintCrypto
 
-/// Runs `body` and records an issue unless it throws a `CryptoError` with `code`.
+/// Runs `body` and records an issue unless it throws a `TokenMintError` with `code`.
 private func expectCode(
-    _ code: CryptoError.Code, _ what: String = "", sourceLocation: SourceLocation = #_sourceLocation,
+    _ code: TokenMintError.Code, _ what: String = "", sourceLocation: SourceLocation = #_sourceLocation,
     _ body: () throws -> Void
 ) {
     do {
         try body()
-        Issue.record("\(what): expected CryptoError.\(code), nothing was thrown", sourceLocation: sourceLocation)
-    } catch let error as CryptoError {
-        #expect(error.code == code, "\(what): expected CryptoError.\(code), got \(error)", sourceLocation: sourceLocation)
+        Issue.record("\(what): expected TokenMintError.\(code), nothing was thrown", sourceLocation: sourceLocation)
+    } catch let error as TokenMintError {
+        #expect(error.code == code, "\(what): expected TokenMintError.\(code), got \(error)", sourceLocation: sourceLocation)
     } catch {
-        Issue.record("\(what): expected CryptoError.\(code), got \(error)", sourceLocation: sourceLocation)
+        Issue.record("\(what): expected TokenMintError.\(code), got \(error)", sourceLocation: sourceLocation)
     }
 }
 
@@ -42,7 +43,7 @@ private func derInteger(_ content: [UInt8]) -> [UInt8] { [0x02, UInt8(content.co
 /// SEQUENCE around `body` (short-form length).
 private func derSequence(_ body: [UInt8]) -> [UInt8] { [0x30, UInt8(body.count)] + body }
 
-@Suite("Bad inputs give a typed CryptoError or false, never a trap")
+@Suite("Bad inputs give a typed TokenMintError or false, never a trap")
 struct BadInputTests {
     /// The order n of the P-256 group.
     static let p256OrderHex = "ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551"
@@ -56,8 +57,8 @@ struct BadInputTests {
     func ed25519Keys() throws {
         for count in [0, 31, 33, 64] {
             let bytes = [UInt8](repeating: 0x42, count: count)
-            expectCode(.invalidKeySize, "private \(count)") { _ = try Ed25519.PrivateKey(rawRepresentation: bytes) }
-            expectCode(.invalidKeySize, "public \(count)") { _ = try Ed25519.PublicKey(rawRepresentation: bytes) }
+            expectCode(.crypto.invalidKeySize, "private \(count)") { _ = try Ed25519.PrivateKey(rawRepresentation: bytes) }
+            expectCode(.crypto.invalidKeySize, "public \(count)") { _ = try Ed25519.PublicKey(rawRepresentation: bytes) }
         }
         let malformed = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----"
         let random = SecureRandom.bytes(count: 48)
@@ -65,12 +66,12 @@ struct BadInputTests {
         let ecPEM = try ecKey.pemRepresentation
         let ecPublicPEM = try ecKey.publicKey.pemRepresentation
         for pem in [malformed, "", ecPEM, ecPublicPEM] {
-            #expect(throws: CryptoError.self) { _ = try Ed25519.PrivateKey(pemRepresentation: pem) }
-            #expect(throws: CryptoError.self) { _ = try Ed25519.PublicKey(pemRepresentation: pem) }
+            #expect(throws: TokenMintError.self) { _ = try Ed25519.PrivateKey(pemRepresentation: pem) }
+            #expect(throws: TokenMintError.self) { _ = try Ed25519.PublicKey(pemRepresentation: pem) }
         }
         for der in [[UInt8](), random] {
-            #expect(throws: CryptoError.self) { _ = try Ed25519.PrivateKey(derRepresentation: der) }
-            #expect(throws: CryptoError.self) { _ = try Ed25519.PublicKey(derRepresentation: der) }
+            #expect(throws: TokenMintError.self) { _ = try Ed25519.PrivateKey(derRepresentation: der) }
+            #expect(throws: TokenMintError.self) { _ = try Ed25519.PublicKey(derRepresentation: der) }
         }
     }
 
@@ -104,14 +105,14 @@ struct BadInputTests {
         let publicKey = try ECDSA.PrivateKey(curve: .p256).publicKey
         var offCurve = publicKey.x963Representation
         offCurve[offCurve.count - 1] ^= 0xFF  // the last byte of y
-        expectCode(.invalidKey, "off-curve 04‖x‖y") { _ = try ECDSA.PublicKey(x963Representation: offCurve, curve: .p256) }
+        expectCode(.crypto.invalidKey, "off-curve 04‖x‖y") { _ = try ECDSA.PublicKey(x963Representation: offCurve, curve: .p256) }
         let y = Array(offCurve.suffix(32))
-        expectCode(.invalidKey, "off-curve (x, y)") { _ = try ECDSA.PublicKey(x: publicKey.x, y: y, curve: .p256) }
+        expectCode(.crypto.invalidKey, "off-curve (x, y)") { _ = try ECDSA.PublicKey(x: publicKey.x, y: y, curve: .p256) }
         let shortX = Array(publicKey.x.prefix(31))
-        expectCode(.invalidKeySize, "31-byte x") { _ = try ECDSA.PublicKey(x: shortX, y: publicKey.y, curve: .p256) }
-        expectCode(.invalidKeySize, "33-byte y") { _ = try ECDSA.PublicKey(x: publicKey.x, y: [0] + publicKey.y, curve: .p256) }
+        expectCode(.crypto.invalidKeySize, "31-byte x") { _ = try ECDSA.PublicKey(x: shortX, y: publicKey.y, curve: .p256) }
+        expectCode(.crypto.invalidKeySize, "33-byte y") { _ = try ECDSA.PublicKey(x: publicKey.x, y: [0] + publicKey.y, curve: .p256) }
         func rejectPoint(_ name: String, _ bytes: [UInt8]) {
-            expectCode(.invalidKey, name) { _ = try ECDSA.PublicKey(x963Representation: bytes, curve: .p256) }
+            expectCode(.crypto.invalidKey, name) { _ = try ECDSA.PublicKey(x963Representation: bytes, curve: .p256) }
         }
         rejectPoint("point at infinity", [0x00])
         rejectPoint("empty", [])
@@ -129,13 +130,13 @@ struct BadInputTests {
         var nPlusOne = n
         nPlusOne[31] += 1
         let one = [UInt8](repeating: 0, count: 31) + [0x01]
-        expectCode(.invalidKey, "zero") { _ = try ECDSA.PrivateKey(rawRepresentation: [UInt8](repeating: 0, count: 32), curve: .p256) }
-        expectCode(.invalidKey, "n") { _ = try ECDSA.PrivateKey(rawRepresentation: n, curve: .p256) }
-        expectCode(.invalidKey, "n + 1") { _ = try ECDSA.PrivateKey(rawRepresentation: nPlusOne, curve: .p256) }
-        expectCode(.invalidKey, "2^256 − 1") { _ = try ECDSA.PrivateKey(rawRepresentation: [UInt8](repeating: 0xFF, count: 32), curve: .p256) }
+        expectCode(.crypto.invalidKey, "zero") { _ = try ECDSA.PrivateKey(rawRepresentation: [UInt8](repeating: 0, count: 32), curve: .p256) }
+        expectCode(.crypto.invalidKey, "n") { _ = try ECDSA.PrivateKey(rawRepresentation: n, curve: .p256) }
+        expectCode(.crypto.invalidKey, "n + 1") { _ = try ECDSA.PrivateKey(rawRepresentation: nPlusOne, curve: .p256) }
+        expectCode(.crypto.invalidKey, "2^256 − 1") { _ = try ECDSA.PrivateKey(rawRepresentation: [UInt8](repeating: 0xFF, count: 32), curve: .p256) }
         for count in [0, 31, 33, 48] {
             let scalar = [UInt8](repeating: 0x01, count: count)
-            expectCode(.invalidKeySize, "\(count) bytes") { _ = try ECDSA.PrivateKey(rawRepresentation: scalar, curve: .p256) }
+            expectCode(.crypto.invalidKeySize, "\(count) bytes") { _ = try ECDSA.PrivateKey(rawRepresentation: scalar, curve: .p256) }
         }
         let smallest = try ECDSA.PrivateKey(rawRepresentation: one, curve: .p256)
         let largest = try ECDSA.PrivateKey(rawRepresentation: nMinusOne, curve: .p256)
@@ -151,10 +152,10 @@ struct BadInputTests {
         let p384PEM = try p384.pemRepresentation
         let p384PublicPEM = try p384.publicKey.pemRepresentation
         let ed25519PEM = try Ed25519.PrivateKey().pemRepresentation
-        expectCode(.invalidKey, "P-384 private PEM as P-256") { _ = try ECDSA.PrivateKey(pemRepresentation: p384PEM, curve: .p256) }
-        expectCode(.invalidKey, "P-384 public PEM as P-256") { _ = try ECDSA.PublicKey(pemRepresentation: p384PublicPEM, curve: .p256) }
-        #expect(throws: CryptoError.self) { _ = try ECDSA.PrivateKey(pemRepresentation: ed25519PEM) }
-        #expect(throws: CryptoError.self) { _ = try ECDSA.PrivateKey(derRepresentation: SecureRandom.bytes(count: 64)) }
+        expectCode(.crypto.invalidKey, "P-384 private PEM as P-256") { _ = try ECDSA.PrivateKey(pemRepresentation: p384PEM, curve: .p256) }
+        expectCode(.crypto.invalidKey, "P-384 public PEM as P-256") { _ = try ECDSA.PublicKey(pemRepresentation: p384PublicPEM, curve: .p256) }
+        #expect(throws: TokenMintError.self) { _ = try ECDSA.PrivateKey(pemRepresentation: ed25519PEM) }
+        #expect(throws: TokenMintError.self) { _ = try ECDSA.PrivateKey(derRepresentation: SecureRandom.bytes(count: 64)) }
         // A P-256 signature checked against a P-384 key: false, not a trap or an error.
         let signature = try p256.signature(for: Self.message)
         #expect(p256.publicKey.isValidSignature(signature, for: Self.message))
@@ -172,7 +173,7 @@ struct BadInputTests {
         let (r, s) = (signature.r, signature.s)
         let zero = [UInt8](repeating: 0, count: 32)
         func rejectRaw(_ name: String, _ bytes: [UInt8]) {
-            expectCode(.invalidSignature, name) { _ = try ECDSA.Signature(rawRepresentation: bytes, curve: .p256) }
+            expectCode(.crypto.invalidSignature, name) { _ = try ECDSA.Signature(rawRepresentation: bytes, curve: .p256) }
         }
         rejectRaw("63 bytes", Array(signature.rawRepresentation.prefix(63)))
         rejectRaw("65 bytes", signature.rawRepresentation + [0x01])
@@ -185,7 +186,7 @@ struct BadInputTests {
         rejectRaw("s = n + 1", r + nPlusOne)
         rejectRaw("s = 2^256 − 1", r + [UInt8](repeating: 0xFF, count: 32))
         let raw = signature.rawRepresentation
-        expectCode(.invalidSignature, "P-256 raw as P-384") { _ = try ECDSA.Signature(rawRepresentation: raw, curve: .p384) }
+        expectCode(.crypto.invalidSignature, "P-256 raw as P-384") { _ = try ECDSA.Signature(rawRepresentation: raw, curve: .p384) }
     }
 
     @Test("ECDSA: non-canonical DER signatures are invalidSignature")
@@ -202,7 +203,7 @@ struct BadInputTests {
         var negative = Array(signature.r.drop(while: { $0 == 0 }))
         negative[0] |= 0x80
         func rejectDER(_ name: String, _ bytes: [UInt8]) {
-            expectCode(.invalidSignature, name) { _ = try ECDSA.Signature(derRepresentation: bytes, curve: .p256) }
+            expectCode(.crypto.invalidSignature, name) { _ = try ECDSA.Signature(derRepresentation: bytes, curve: .p256) }
         }
         rejectDER("trailing byte", der + [0x00])
         rejectDER("missing last byte", Array(der.dropLast()))
@@ -226,14 +227,14 @@ struct BadInputTests {
     func ecdsaSHA1() throws {
         let key = try ECDSA.PrivateKey(curve: .p256)
         for nonce in [ECDSA.Nonce.random, .deterministic] {
-            expectCode(.unsupportedAlgorithm, "\(nonce)") { _ = try key.signature(for: Self.message, hash: .sha1, nonce: nonce) }
+            expectCode(.crypto.unsupportedAlgorithm, "\(nonce)") { _ = try key.signature(for: Self.message, hash: .sha1, nonce: nonce) }
         }
         let sha1Digest = HashFunction.sha1.hash(Self.message)
-        expectCode(.unsupportedAlgorithm, "deterministicSignature(forDigest:) with SHA-1") {
+        expectCode(.crypto.unsupportedAlgorithm, "deterministicSignature(forDigest:) with SHA-1") {
             _ = try key.deterministicSignature(forDigest: sha1Digest, hash: .sha1)
         }
         let short = [UInt8](repeating: 7, count: 31)
-        expectCode(.invalidParameter, "31-byte SHA-256 digest") { _ = try key.deterministicSignature(forDigest: short, hash: .sha256) }
+        expectCode(.crypto.invalidParameter, "31-byte SHA-256 digest") { _ = try key.deterministicSignature(forDigest: short, hash: .sha256) }
     }
 
     /// TokenMint does not enforce low-S: for a valid (r, s), (r, n − s) is a
@@ -260,7 +261,7 @@ struct BadInputTests {
     @Test("RSA: key generation outside 2048...16384 bits or not a multiple of 8 is invalidKeySize")
     func rsaKeyGenerationSizes() {
         for bits in [0, 512, 1024, 2047, 2049, 2050, 16392] {
-            expectCode(.invalidKeySize, "\(bits) bits") { _ = try RSA.PrivateKey(bits: bits) }
+            expectCode(.crypto.invalidKeySize, "\(bits) bits") { _ = try RSA.PrivateKey(bits: bits) }
         }
     }
 
@@ -274,14 +275,14 @@ struct BadInputTests {
         var modulus512 = [UInt8](repeating: 0x5A, count: 64)
         modulus512[0] = 0xC3
         modulus512[63] = 0x01
-        expectCode(.invalidKey, "even modulus") { _ = try RSA.PublicKey(modulus: evenModulus, publicExponent: e) }
+        expectCode(.crypto.invalidKey, "even modulus") { _ = try RSA.PublicKey(modulus: evenModulus, publicExponent: e) }
         let badExponents: [(String, [UInt8])] = [("e = 1", [0x01]), ("e = 2", [0x02]), ("e = 65536", [0x01, 0x00, 0x00])]
         for (name, badE) in badExponents {
-            expectCode(.invalidKey, name) { _ = try RSA.PublicKey(modulus: n, publicExponent: badE) }
+            expectCode(.crypto.invalidKey, name) { _ = try RSA.PublicKey(modulus: n, publicExponent: badE) }
         }
-        expectCode(.invalidKey, "empty e") { _ = try RSA.PublicKey(modulus: n, publicExponent: [UInt8]()) }
-        expectCode(.invalidKeySize, "512-bit modulus") { _ = try RSA.PublicKey(modulus: modulus512, publicExponent: e) }
-        expectCode(.invalidKeySize, "empty modulus") { _ = try RSA.PublicKey(modulus: [UInt8](), publicExponent: e) }
+        expectCode(.crypto.invalidKey, "empty e") { _ = try RSA.PublicKey(modulus: n, publicExponent: [UInt8]()) }
+        expectCode(.crypto.invalidKeySize, "512-bit modulus") { _ = try RSA.PublicKey(modulus: modulus512, publicExponent: e) }
+        expectCode(.crypto.invalidKeySize, "empty modulus") { _ = try RSA.PublicKey(modulus: [UInt8](), publicExponent: e) }
         // Leading zero bytes are not bits: the same key.
         #expect(try RSA.PublicKey(modulus: [0x00] + n, publicExponent: [0x00] + e) == publicKey)
     }
@@ -312,9 +313,9 @@ struct BadInputTests {
     @Test("RSA: PSS salt .any and SHA-1 are refused for signing")
     func rsaSigningParameters() throws {
         let key = try #require(Self.rsaKey)
-        expectCode(.invalidParameter, "PSS salt .any") { _ = try key.signature(for: Self.message, padding: .pss(saltLength: .any)) }
-        expectCode(.unsupportedAlgorithm, "SHA-1 PKCS#1") { _ = try key.signature(for: Self.message, hash: .sha1, padding: .pkcs1v15) }
-        expectCode(.unsupportedAlgorithm, "SHA-1 PSS") { _ = try key.signature(for: Self.message, hash: .sha1, padding: .pss) }
+        expectCode(.crypto.invalidParameter, "PSS salt .any") { _ = try key.signature(for: Self.message, padding: .pss(saltLength: .any)) }
+        expectCode(.crypto.unsupportedAlgorithm, "SHA-1 PKCS#1") { _ = try key.signature(for: Self.message, hash: .sha1, padding: .pkcs1v15) }
+        expectCode(.crypto.unsupportedAlgorithm, "SHA-1 PSS") { _ = try key.signature(for: Self.message, hash: .sha1, padding: .pss) }
     }
 
     // MARK: - HMAC
@@ -325,15 +326,15 @@ struct BadInputTests {
         for (hash, size) in minimums {
             for short in [1, 16, size - 1] {
                 let bytes = [UInt8](repeating: 0x0B, count: short)
-                expectCode(.invalidKeySize, "\(hash) \(short) bytes") { _ = try HMACKey(bytes, hash: hash) }
+                expectCode(.crypto.invalidKeySize, "\(hash) \(short) bytes") { _ = try HMACKey(bytes, hash: hash) }
             }
             let key = try HMACKey([UInt8](repeating: 0x0B, count: size), hash: hash)
             #expect(key.bytes.count == size && key.hash == hash)
         }
-        expectCode(.invalidKeySize, "empty, short allowed") { _ = try HMACKey(allowingShortKey: [UInt8](), hash: .sha256) }
-        expectCode(.invalidKeySize, "empty") { _ = try HMACKey([UInt8](), hash: .sha256) }
+        expectCode(.crypto.invalidKeySize, "empty, short allowed") { _ = try HMACKey(allowingShortKey: [UInt8](), hash: .sha256) }
+        expectCode(.crypto.invalidKeySize, "empty") { _ = try HMACKey([UInt8](), hash: .sha256) }
         #expect(try HMACKey(allowingShortKey: [UInt8](repeating: 1, count: 16), hash: .sha256).bytes.count == 16)
-        expectCode(.unsupportedAlgorithm, "SHA-1") { _ = try HMACKey([UInt8](repeating: 1, count: 32), hash: .sha1) }
+        expectCode(.crypto.unsupportedAlgorithm, "SHA-1") { _ = try HMACKey([UInt8](repeating: 1, count: 32), hash: .sha1) }
     }
 
     @Test("HMAC: truncated, empty, over-long and bit-flipped tags are false")
@@ -381,9 +382,9 @@ struct BadInputTests {
     @Test("PEM: an encrypted private key is unsupportedAlgorithm")
     func encryptedPEM() {
         let pem = Self.encryptedPKCS8PEM
-        expectCode(.unsupportedAlgorithm, "Ed25519") { _ = try Ed25519.PrivateKey(pemRepresentation: pem) }
-        expectCode(.unsupportedAlgorithm, "ECDSA") { _ = try ECDSA.PrivateKey(pemRepresentation: pem) }
-        expectCode(.unsupportedAlgorithm, "RSA") { _ = try RSA.PrivateKey(pemRepresentation: pem) }
+        expectCode(.crypto.unsupportedAlgorithm, "Ed25519") { _ = try Ed25519.PrivateKey(pemRepresentation: pem) }
+        expectCode(.crypto.unsupportedAlgorithm, "ECDSA") { _ = try ECDSA.PrivateKey(pemRepresentation: pem) }
+        expectCode(.crypto.unsupportedAlgorithm, "RSA") { _ = try RSA.PrivateKey(pemRepresentation: pem) }
     }
 
     @Test("PEM and DER: input over 64 KiB is refused before parsing")
@@ -393,11 +394,11 @@ struct BadInputTests {
             + "-----END PRIVATE KEY-----\n"
         #expect(pem.utf8.count > 70 * 1024)
         let der = [UInt8](repeating: 0x30, count: 70 * 1024)
-        expectCode(.invalidEncoding, "Ed25519 PEM") { _ = try Ed25519.PrivateKey(pemRepresentation: pem) }
-        expectCode(.invalidEncoding, "ECDSA public PEM") { _ = try ECDSA.PublicKey(pemRepresentation: pem) }
-        expectCode(.invalidEncoding, "RSA PEM") { _ = try RSA.PrivateKey(pemRepresentation: pem) }
-        expectCode(.invalidEncoding, "Ed25519 DER") { _ = try Ed25519.PrivateKey(derRepresentation: der) }
-        expectCode(.invalidEncoding, "ECDSA DER") { _ = try ECDSA.PrivateKey(derRepresentation: der) }
-        expectCode(.invalidEncoding, "RSA DER") { _ = try RSA.PublicKey(derRepresentation: der) }
+        expectCode(.crypto.invalidEncoding, "Ed25519 PEM") { _ = try Ed25519.PrivateKey(pemRepresentation: pem) }
+        expectCode(.crypto.invalidEncoding, "ECDSA public PEM") { _ = try ECDSA.PublicKey(pemRepresentation: pem) }
+        expectCode(.crypto.invalidEncoding, "RSA PEM") { _ = try RSA.PrivateKey(pemRepresentation: pem) }
+        expectCode(.crypto.invalidEncoding, "Ed25519 DER") { _ = try Ed25519.PrivateKey(derRepresentation: der) }
+        expectCode(.crypto.invalidEncoding, "ECDSA DER") { _ = try ECDSA.PrivateKey(derRepresentation: der) }
+        expectCode(.crypto.invalidEncoding, "RSA DER") { _ = try RSA.PublicKey(derRepresentation: der) }
     }
 }

@@ -1,8 +1,9 @@
+import TokenMintCore
 import Foundation
 import Testing
 import TokenMintCrypto
 
-/// Decodes `text` and records an issue unless it fails with `CryptoError.invalidEncoding`.
+/// Decodes `text` and records an issue unless it fails with `TokenMintError.invalidEncoding`.
 private func expectRejected(
     _ text: String, _ padding: Base64URL.Padding, sourceLocation: SourceLocation = #_sourceLocation
 ) {
@@ -11,7 +12,7 @@ private func expectRejected(
     }
 }
 
-/// Runs `decode` and records an issue unless it throws a `CryptoError` with
+/// Runs `decode` and records an issue unless it throws a `TokenMintError` with
 /// code `.invalidEncoding`.
 private func expectInvalidEncoding(
     _ what: String, sourceLocation: SourceLocation = #_sourceLocation, _ decode: () throws -> [UInt8]
@@ -19,10 +20,10 @@ private func expectInvalidEncoding(
     do {
         let decoded = try decode()
         Issue.record("\(what) was accepted as \(Hex.encode(decoded)); expected invalidEncoding", sourceLocation: sourceLocation)
-    } catch let error as CryptoError {
-        #expect(error.code == .invalidEncoding, "\(what): expected invalidEncoding, got \(error)", sourceLocation: sourceLocation)
+    } catch let error as TokenMintError {
+        #expect(error.code == .crypto.invalidEncoding, "\(what): expected invalidEncoding, got \(error)", sourceLocation: sourceLocation)
     } catch {
-        Issue.record("\(what): expected CryptoError.invalidEncoding, got \(error)", sourceLocation: sourceLocation)
+        Issue.record("\(what): expected TokenMintError.invalidEncoding, got \(error)", sourceLocation: sourceLocation)
     }
 }
 

@@ -1,3 +1,4 @@
+import TokenMintCore
 import Foundation
 import Testing
 import TokenMintCrypto
@@ -10,13 +11,13 @@ struct SecretHandlingTests {
     func keysFromSecureBytes() throws {
         let ed = Ed25519.PrivateKey()
         #expect(try Ed25519.PrivateKey(rawRepresentation: ed.rawRepresentation).publicKey == ed.publicKey)
-        #expect(throws: CryptoError.self) { _ = try Ed25519.PrivateKey(rawRepresentation: SecureBytes(randomCount: 31)) }
+        #expect(throws: TokenMintError.self) { _ = try Ed25519.PrivateKey(rawRepresentation: SecureBytes(randomCount: 31)) }
         for curve in [ECDSA.Curve.p256, .p384, .p521] {
             let ec = try ECDSA.PrivateKey(curve: curve)
             #expect(try ECDSA.PrivateKey(rawRepresentation: try ec.rawRepresentation, curve: curve).publicKey == ec.publicKey)
         }
-        #expect(throws: CryptoError.self) { _ = try ECDSA.PrivateKey(rawRepresentation: SecureBytes(Array(repeating: 0, count: 32)), curve: .p256) }
-        #expect(throws: CryptoError.self) { _ = try ECDSA.PrivateKey(rawRepresentation: SecureBytes(Array(repeating: 0xFF, count: 32)), curve: .p256) }
+        #expect(throws: TokenMintError.self) { _ = try ECDSA.PrivateKey(rawRepresentation: SecureBytes(Array(repeating: 0, count: 32)), curve: .p256) }
+        #expect(throws: TokenMintError.self) { _ = try ECDSA.PrivateKey(rawRepresentation: SecureBytes(Array(repeating: 0xFF, count: 32)), curve: .p256) }
     }
 
     @Test("RSA keys rebuilt from their components (secrets read in place) sign and verify")

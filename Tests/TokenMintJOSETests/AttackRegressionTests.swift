@@ -1,3 +1,4 @@
+import TokenMintCore
 import Foundation
 import Testing
 import TokenMintCrypto
@@ -22,16 +23,16 @@ struct JWTAttackTests {
     func extremeTimes() throws {
         _ = try Self.verify(JWTClaims(expiration: .max), leeway: 1)
         _ = try Self.verify(JWTClaims(expiration: .max, issuedAt: .min), leeway: 600, maximumAge: .max)
-        expectJOSE(.notYetValid) { _ = try Self.verify(JWTClaims(expiration: .max, notBefore: .max), leeway: 600) }
-        expectJOSE(.expired) { _ = try Self.verify(JWTClaims(expiration: .min), leeway: 600) }
+        expectJOSE(.jose.notYetValid) { _ = try Self.verify(JWTClaims(expiration: .max, notBefore: .max), leeway: 600) }
+        expectJOSE(.jose.expired) { _ = try Self.verify(JWTClaims(expiration: .min), leeway: 600) }
     }
 
     @Test("a leeway outside 0…600 s or a negative maximum age is refused, not clamped")
     func boundedSettings() throws {
         for leeway in [Int64(601), -1, .max, .min] {
-            expectJOSE(.invalidConfiguration) { _ = try Self.verify(JWTClaims(expiration: Self.now + 60), leeway: leeway) }
+            expectJOSE(.jose.invalidConfiguration) { _ = try Self.verify(JWTClaims(expiration: Self.now + 60), leeway: leeway) }
         }
-        expectJOSE(.invalidConfiguration) { _ = try Self.verify(JWTClaims(expiration: Self.now + 60), leeway: 0, maximumAge: -1) }
+        expectJOSE(.jose.invalidConfiguration) { _ = try Self.verify(JWTClaims(expiration: Self.now + 60), leeway: 0, maximumAge: -1) }
     }
 
     @Test("a kid with terminal escapes and newlines is escaped in the refusal")
@@ -43,12 +44,12 @@ struct JWTAttackTests {
         let other = try JWK.generate(for: .EdDSA, keyID: "good")
         let verifier = try JWTVerifier(keys: JWKSet(keys: [other]), validation: validation)
         let result = Result { try verifier.verify(token) }
-        guard case .failure(let failure) = result, let error = failure as? JOSEError else {
+        guard case .failure(let failure) = result, let error = failure as? TokenMintError else {
             Issue.record("verified with an unknown kid, or failed oddly")
             return
         }
         let text = error.description
-        #expect(error.code == .unknownKeyID)
+        #expect(error.code == .jose.unknownKeyID)
         #expect(!text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7f }, "\(text.debugDescription)")
     }
 }

@@ -67,7 +67,7 @@ struct CookbookTests {
         let verifier = try JWSVerifier(key: example.key)
         let compact = try example.output.string("compact")
         #expect(try verifier.verify(compact: compact, detachedPayload: example.payload).payload == example.payload)
-        expectJOSE(.invalidSignature) { _ = try verifier.verify(compact: compact, detachedPayload: example.payload + [0x20]) }
+        expectJOSE(.jose.invalidSignature) { _ = try verifier.verify(compact: compact, detachedPayload: example.payload + [0x20]) }
         #expect(try verifier.verify(json: json(try example.output.object("json_flat")), detachedPayload: example.payload).payload == example.payload)
         let signer = try JWSSigner(key: example.key)
         #expect(try signer.sign(example.payload, detached: true) == compact)
@@ -93,7 +93,7 @@ struct CookbookTests {
     func unprotectedAlgorithm() throws {
         guard let example = try Self.example("jws/4_7.protecting_content_only.json") else { return }
         let text = json(try example.output.object("json_flat"))
-        expectJOSE(.invalidHeader) { _ = try JWSVerifier(key: example.key).verify(json: text) }
+        expectJOSE(.jose.invalidHeader) { _ = try JWSVerifier(key: example.key).verify(json: text) }
         var policy = JWSPolicy()
         policy.allowsUnprotectedAlgorithm = true
         let lenient = try JWSVerifier(key: example.key, policy: policy)
@@ -116,7 +116,7 @@ struct CookbookTests {
             // The ES512 signature carries its alg only in the unprotected header, so the
             // EC key verifies only under a policy that allows that.
             if index == 1 {
-                #expect(throws: JOSEError.self) { _ = try JWSVerifier(keys: JWKSet(keys: [key])).verify(json: text) }
+                #expect(throws: TokenMintError.self) { _ = try JWSVerifier(keys: JWKSet(keys: [key])).verify(json: text) }
             }
             let policy = index == 1 ? lenient : JWSPolicy()
             let verified = try JWSVerifier(keys: JWKSet(keys: [key]), policy: policy).verify(json: text)
@@ -145,13 +145,13 @@ struct CookbookTests {
         // A verifier that does not allow unencoded payloads refuses it.
         var strict = JWSPolicy()
         strict.allowsUnencodedPayload = false
-        expectJOSE(.invalidHeader) { _ = try JWSVerifier(key: key, policy: strict).verify(compact: compact) }
+        expectJOSE(.jose.invalidHeader) { _ = try JWSVerifier(key: key, policy: strict).verify(compact: compact) }
 
         // The "JSON only" example's header has b64 without crit: RFC 7797 §6 says reject.
         if let other = Paths.vector("jose-cookbook/rfc7797/4.2.hmac-sha2_b64_false.json") {
             let example = try Paths.json(other)
             let key2 = try JWK(object: try example.object("input").object("key"))
-            expectJOSE(.invalidHeader) {
+            expectJOSE(.jose.invalidHeader) {
                 _ = try JWSVerifier(key: key2).verify(json: json(try example.object("output").object("json_flat")))
             }
         }
@@ -176,13 +176,13 @@ struct CookbookTests {
         #expect(parsed == 6)
         if let url = Paths.vector("jose-cookbook/jwk/3_6.symmetric_key_encryption.json") {
             let key = try JWK(object: try Paths.json(url))
-            expectJOSE(.algorithmNotAllowed) { try key.admit(.HS256, for: .verify) }
+            expectJOSE(.jose.algorithmNotAllowed) { try key.admit(.HS256, for: .verify) }
         }
         if let url = Paths.vector("jose-cookbook/jwk/3_2.ec_private_key.json") {
             let key = try JWK(object: try Paths.json(url))
             try key.admit(.ES512, for: .sign)
-            expectJOSE(.algorithmNotAllowed) { try key.admit(.ES256, for: .verify) }
-            expectJOSE(.algorithmNotAllowed) { try #require(key.publicKey).admit(.ES512, for: .sign) }
+            expectJOSE(.jose.algorithmNotAllowed) { try key.admit(.ES256, for: .verify) }
+            expectJOSE(.jose.algorithmNotAllowed) { try #require(key.publicKey).admit(.ES512, for: .sign) }
         }
     }
 }

@@ -30,7 +30,7 @@ private func accept(
     _ input: [UInt8], _ label: String, limits: JSONParser.Limits = JSONParser.Limits(),
     sourceLocation: SourceLocation = #_sourceLocation
 ) -> JSONValue? {
-    do throws(JSONError) {
+    do throws(TokenMintError) {
         return try JSONParser.parse(input, limits: limits)
     } catch {
         Issue.record("\(label): refused: \(error)", sourceLocation: sourceLocation)
@@ -51,8 +51,8 @@ private func acceptText(
 private func reject(
     _ input: [UInt8], _ label: String, limits: JSONParser.Limits = JSONParser.Limits(),
     sourceLocation: SourceLocation = #_sourceLocation
-) -> JSONError? {
-    do throws(JSONError) {
+) -> TokenMintError? {
+    do throws(TokenMintError) {
         let value = try JSONParser.parse(input, limits: limits)
         Issue.record("\(label): accepted as \(value)", sourceLocation: sourceLocation)
         return nil
@@ -65,7 +65,7 @@ private func reject(
 @discardableResult
 private func rejectText(
     _ text: String, limits: JSONParser.Limits = JSONParser.Limits(), sourceLocation: SourceLocation = #_sourceLocation
-) -> JSONError? {
+) -> TokenMintError? {
     reject(utf8(text), text.debugDescription, limits: limits, sourceLocation: sourceLocation)
 }
 
@@ -173,7 +173,7 @@ struct JSONTests {
 
     @Test("Errors say where and why")
     func errorOffsetsAndReasons() {
-        #expect(JSONError(reason: "bad", offset: 5).description == "JSON error at byte 5: bad")
+        #expect(TokenMintError(.json.malformed, "bad", offset: 5).description == "json.malformed at byte 5: bad")
 
         let duplicate = rejectText(#"{"a":1,"a":2}"#)
         #expect(duplicate?.offset == 7)
@@ -219,7 +219,7 @@ struct JSONTests {
         acceptText("[1,2,3,45]", limits: small)
         let tooBig = rejectText("[1,2,3,456]", limits: small)
         #expect(mentions(tooBig?.reason ?? "", "maximumBytes"))
-        do throws(JSONError) {
+        do throws(TokenMintError) {
             let value = try JSONParser.parse(utf8("[1,2,3,456]").lazy.map { $0 }, limits: small)
             Issue.record("a non-contiguous input over maximumBytes was accepted as \(value)")
         } catch {

@@ -38,7 +38,7 @@ struct JWTTests {
         // Tampering with any part fails.
         var parts = token.split(separator: ".").map(String.init)
         parts[1] = b64(String(decoding: Self.claims { $0.subject = "device-43" }.jsonBytes, as: UTF8.self))
-        expectJOSE(.invalidSignature) { _ = try JWTVerifier(key: key, validation: Self.validation()).verify(parts.joined(separator: ".")) }
+        expectJOSE(.jose.invalidSignature) { _ = try JWTVerifier(key: key, validation: Self.validation()).verify(parts.joined(separator: ".")) }
     }
 
     @Test("claims JSON: registered first, compact, typed on the way back")
@@ -51,9 +51,9 @@ struct JWTTests {
         #expect(String(decoding: many.jsonBytes, as: UTF8.self).contains(#""aud":["a","b"]"#))
         let parsed = try JWTClaims(object: try #require(try JSONParser.parse(many.jsonBytes).objectValue))
         #expect(parsed.audience == ["a", "b"])
-        expectJOSE(.invalidClaim) { _ = try JWTClaims(object: try #require(try JSONParser.parse(Array(#"{"exp":"soon"}"#.utf8)).objectValue)) }
-        expectJOSE(.invalidClaim) { _ = try JWTClaims(object: try #require(try JSONParser.parse(Array(#"{"aud":[1]}"#.utf8)).objectValue)) }
-        expectJOSE(.invalidClaim) { _ = try JWTClaims(object: try #require(try JSONParser.parse(Array(#"{"iss":5}"#.utf8)).objectValue)) }
+        expectJOSE(.jose.invalidClaim) { _ = try JWTClaims(object: try #require(try JSONParser.parse(Array(#"{"exp":"soon"}"#.utf8)).objectValue)) }
+        expectJOSE(.jose.invalidClaim) { _ = try JWTClaims(object: try #require(try JSONParser.parse(Array(#"{"aud":[1]}"#.utf8)).objectValue)) }
+        expectJOSE(.jose.invalidClaim) { _ = try JWTClaims(object: try #require(try JSONParser.parse(Array(#"{"iss":5}"#.utf8)).objectValue)) }
         // NumericDate may carry a fraction.
         let fractional = try JWTClaims(object: try #require(try JSONParser.parse(Array(#"{"exp":1763777400.75}"#.utf8)).objectValue))
         #expect(fractional.expiration == 1_763_777_400)
@@ -67,15 +67,15 @@ struct JWTTests {
             _ = try JWTVerifier(key: key, validation: Self.validation { $0.leeway = leeway; $0.clock = { time } }).verify(signer.sign(claims))
         }
         try verify(Self.claims())
-        expectJOSE(.expired) { try verify(Self.claims(), at: Self.now + 600) }
+        expectJOSE(.jose.expired) { try verify(Self.claims(), at: Self.now + 600) }
         try verify(Self.claims(), leeway: 30, at: Self.now + 620)
-        expectJOSE(.expired) { try verify(Self.claims(), leeway: 30, at: Self.now + 630) }
-        expectJOSE(.notYetValid) { try verify(Self.claims { $0.notBefore = Self.now + 60 }) }
+        expectJOSE(.jose.expired) { try verify(Self.claims(), leeway: 30, at: Self.now + 630) }
+        expectJOSE(.jose.notYetValid) { try verify(Self.claims { $0.notBefore = Self.now + 60 }) }
         try verify(Self.claims { $0.notBefore = Self.now + 60 }, leeway: 60)
-        expectJOSE(.issuedInFuture) { try verify(Self.claims { $0.issuedAt = Self.now + 120 }, leeway: 60) }
-        expectJOSE(.missingClaim) { try verify(Self.claims { $0.expiration = nil }) }
+        expectJOSE(.jose.issuedInFuture) { try verify(Self.claims { $0.issuedAt = Self.now + 120 }, leeway: 60) }
+        expectJOSE(.jose.missingClaim) { try verify(Self.claims { $0.expiration = nil }) }
         // maximumAge
-        expectJOSE(.expired) {
+        expectJOSE(.jose.expired) {
             _ = try JWTVerifier(key: key, validation: Self.validation { $0.maximumAge = 60; $0.clock = { Self.now + 120 } })
                 .verify(signer.sign(Self.claims()))
         }
@@ -89,17 +89,17 @@ struct JWTTests {
             _ = try JWTVerifier(key: key, validation: Self.validation(edit)).verify(signer.sign(claims))
         }
         try verify()
-        expectJOSE(.invalidIssuer) { try verify { $0.issuer = "https://other.example" } }
-        expectJOSE(.invalidIssuer) { try verify(Self.claims { $0.issuer = nil }) }
-        expectJOSE(.invalidAudience) { try verify { $0.audience = "back-office" } }
-        expectJOSE(.invalidAudience) { try verify { $0.audience = nil } }
-        expectJOSE(.invalidAudience) { try verify(Self.claims { $0.audience = nil }) }
+        expectJOSE(.jose.invalidIssuer) { try verify { $0.issuer = "https://other.example" } }
+        expectJOSE(.jose.invalidIssuer) { try verify(Self.claims { $0.issuer = nil }) }
+        expectJOSE(.jose.invalidAudience) { try verify { $0.audience = "back-office" } }
+        expectJOSE(.jose.invalidAudience) { try verify { $0.audience = nil } }
+        expectJOSE(.jose.invalidAudience) { try verify(Self.claims { $0.audience = nil }) }
         try verify(Self.claims { $0.audience = ["back-office", "cash-desk"] })
         try verify { $0.authorizedParty = "pos-app" }
-        expectJOSE(.invalidAuthorizedParty) { try verify { $0.authorizedParty = "other-app" } }
+        expectJOSE(.jose.invalidAuthorizedParty) { try verify { $0.authorizedParty = "other-app" } }
         try verify { $0.type = "application/JWT" }
-        expectJOSE(.invalidType) { try verify { $0.type = "at+jwt" } }
-        expectJOSE(.missingClaim) { try verify { $0.requiredClaims = ["exp", "nbf"] } }
+        expectJOSE(.jose.invalidType) { try verify { $0.type = "at+jwt" } }
+        expectJOSE(.jose.missingClaim) { try verify { $0.requiredClaims = ["exp", "nbf"] } }
     }
 
     @Test("RFC 9068 access tokens")
@@ -117,10 +117,10 @@ struct JWTTests {
         #expect(verified.header.type == "at+jwt")
         // A plain JWT is not an access token.
         let plain = try JWTSigner(key: key).sign(claims)
-        expectJOSE(.invalidType) { _ = try JWTVerifier(key: key, validation: validation).verify(plain) }
+        expectJOSE(.jose.invalidType) { _ = try JWTVerifier(key: key, validation: validation).verify(plain) }
         var noClient = claims
         noClient.additional.remove("client_id")
-        expectJOSE(.missingClaim) { _ = try JWTVerifier(key: key, validation: validation).verify(JWTSigner(key: key, type: "at+jwt").sign(noClient)) }
+        expectJOSE(.jose.missingClaim) { _ = try JWTVerifier(key: key, validation: validation).verify(JWTSigner(key: key, type: "at+jwt").sign(noClient)) }
     }
 
     @Test("decode without verification is available and clearly separate")
@@ -165,7 +165,7 @@ struct JWTTests {
         #expect(try JWTVerifier(keys: parsed, validation: Self.validation()).verify(token).key.keyID == "b")
         // Unknown kty members are skipped; malformed known ones are errors.
         _ = try JWKSet(json: #"{"keys":[{"kty":"XYZ","foo":1}]}"#)
-        expectJOSE(.invalidKey) { _ = try JWKSet(json: #"{"keys":[{"kty":"EC","crv":"P-256","x":"AA","y":"AA"}]}"#) }
+        expectJOSE(.jose.invalidKey) { _ = try JWKSet(json: #"{"keys":[{"kty":"EC","crv":"P-256","x":"AA","y":"AA"}]}"#) }
     }
 }
 
@@ -184,12 +184,12 @@ struct JWTKeyRingTests {
         #expect(ring.verificationKeys.keys.allSatisfy { !$0.isPrivate }, "the published set holds public halves only")
         _ = try ring.verify(old)
         _ = try ring.verify(new)
-        expectJOSE(.ambiguousKey) { try ring.rotate(to: try JWK.generate(for: .EdDSA, keyID: first)) }
-        #expect(throws: JOSEError.self) { try ring.retire(keyID: "second") }
+        expectJOSE(.jose.ambiguousKey) { try ring.rotate(to: try JWK.generate(for: .EdDSA, keyID: first)) }
+        #expect(throws: TokenMintError.self) { try ring.retire(keyID: "second") }
         #expect(try ring.retire(keyID: first))
         #expect(try !ring.retire(keyID: first))
-        #expect(throws: JOSEError.self) { _ = try ring.verify(old) }
+        #expect(throws: TokenMintError.self) { _ = try ring.verify(old) }
         _ = try ring.verify(new)
-        #expect(throws: JOSEError.self) { try ring.rotate(to: try JWK.generate(for: .ES256).publicKey!) }
+        #expect(throws: TokenMintError.self) { try ring.rotate(to: try JWK.generate(for: .ES256).publicKey!) }
     }
 }

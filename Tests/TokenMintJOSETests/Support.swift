@@ -31,18 +31,18 @@ enum Paths {
     }
 }
 
-/// Expects `body` to throw a `JOSEError` with `code`.
-func expectJOSE(_ code: JOSEError.Code, _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation,
+/// Expects `body` to throw a `TokenMintError` with `code`.
+func expectJOSE(_ code: TokenMintError.Code, _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation,
                 _ body: () throws -> Void) {
     do {
         try body()
-        Issue.record("expected JOSEError.\(code), nothing was thrown \(comment.map { "(\($0))" } ?? "")", sourceLocation: sourceLocation)
-    } catch let error as JOSEError {
+        Issue.record("expected TokenMintError.\(code), nothing was thrown \(comment.map { "(\($0))" } ?? "")", sourceLocation: sourceLocation)
+    } catch let error as TokenMintError {
         if error.code != code {
-            Issue.record("expected JOSEError.\(code), got \(error) \(comment.map { "(\($0))" } ?? "")", sourceLocation: sourceLocation)
+            Issue.record("expected TokenMintError.\(code), got \(error) \(comment.map { "(\($0))" } ?? "")", sourceLocation: sourceLocation)
         }
     } catch {
-        Issue.record("expected JOSEError.\(code), got \(error)", sourceLocation: sourceLocation)
+        Issue.record("expected TokenMintError.\(code), got \(error)", sourceLocation: sourceLocation)
     }
 }
 

@@ -27,7 +27,7 @@ struct VerificationRulesTests {
             let secret = Array(try publicKey.pemRepresentation().utf8)
             let forged = try JWK(secret: secret, algorithm: .HS256)
             let t = try token(header: #"{"alg":"HS256","kid":"\#(key.keyID ?? "")"}"#, key: forged, alg: .HS256)
-            expectJOSE(.algorithmNotAllowed, "\(key)") { _ = try JWSVerifier(key: publicKey).verify(compact: t) }
+            expectJOSE(.jose.algorithmNotAllowed, "\(key)") { _ = try JWSVerifier(key: publicKey).verify(compact: t) }
         }
     }
 
@@ -36,14 +36,14 @@ struct VerificationRulesTests {
         let key = try #require(Self.hmacKey)
         for alg in ["none", "None", "NONE", "nOnE"] {
             let t = b64(#"{"alg":"\#(alg)"}"#) + "." + b64("{}") + "."
-            expectJOSE(.invalidSignature) { _ = try JWSVerifier(key: key).verify(compact: t) }
+            expectJOSE(.jose.invalidSignature) { _ = try JWSVerifier(key: key).verify(compact: t) }
             let signed = b64(#"{"alg":"\#(alg)"}"#) + "." + b64("{}") + "." + b64([1, 2, 3])
-            expectJOSE(.unsupportedAlgorithm) { _ = try JWSVerifier(key: key).verify(compact: signed) }
+            expectJOSE(.jose.unsupportedAlgorithm) { _ = try JWSVerifier(key: key).verify(compact: signed) }
         }
         // The separately named API reads it.
         let unsecured = UnsecuredJWS.encode(Array("hi".utf8))
         #expect(try UnsecuredJWS.decode(unsecured).payload == Array("hi".utf8))
-        expectJOSE(.invalidSignature) { _ = try JWSVerifier(key: key).verify(compact: unsecured) }
+        expectJOSE(.jose.invalidSignature) { _ = try JWSVerifier(key: key).verify(compact: unsecured) }
     }
 
     @Test("no alg switching: a key without alg is bound to its family by type and curve")
@@ -54,16 +54,16 @@ struct VerificationRulesTests {
         // ES384 on a P-256 key is refused even though the key has no alg.
         let p384 = try JWK(ECDSA.PrivateKey(curve: .p384))
         let t = try token(header: #"{"alg":"ES384"}"#, key: p384, alg: .ES384)
-        expectJOSE(.algorithmNotAllowed) { _ = try JWSVerifier(key: unpinned).verify(compact: t) }
+        expectJOSE(.jose.algorithmNotAllowed) { _ = try JWSVerifier(key: unpinned).verify(compact: t) }
         // An RSA key with alg RS256 refuses PS256 tokens, though both are RSA.
         let rsa = try #require(Self.rsaKey)
         let ps = try token(header: #"{"alg":"PS256"}"#, key: JWK(try #require(Self.rsaPrivate(rsa)), algorithm: .PS256), alg: .PS256)
-        expectJOSE(.algorithmNotAllowed) { _ = try JWSVerifier(key: try #require(rsa.publicKey)).verify(compact: ps) }
+        expectJOSE(.jose.algorithmNotAllowed) { _ = try JWSVerifier(key: try #require(rsa.publicKey)).verify(compact: ps) }
         // A first verified token does not pin anything: the same verifier still refuses the other family.
         let verifier = try JWSVerifier(key: unpinned)
         let good = try token(header: #"{"alg":"ES256"}"#, key: ec, alg: .ES256)
         _ = try verifier.verify(compact: good)
-        expectJOSE(.algorithmNotAllowed) { _ = try verifier.verify(compact: t) }
+        expectJOSE(.jose.algorithmNotAllowed) { _ = try verifier.verify(compact: t) }
     }
 
     static func rsaPrivate(_ key: JWK) -> RSA.PrivateKey? {
@@ -76,10 +76,10 @@ struct VerificationRulesTests {
         let key = try #require(Self.ecKey)
         let t = try token(header: #"{"alg":"ES256","kid":"someone-else"}"#, key: key, alg: .ES256)
         let set = try JWKSet(keys: [try #require(key.publicKey), try JWK(ECDSA.PrivateKey(curve: .p256), keyID: "ec-2")])
-        expectJOSE(.unknownKeyID) { _ = try JWSVerifier(keys: set).verify(compact: t) }
+        expectJOSE(.jose.unknownKeyID) { _ = try JWSVerifier(keys: set).verify(compact: t) }
         // Without a kid and with two candidate keys, the set does not guess.
         let untagged = try token(header: #"{"alg":"ES256"}"#, key: key, alg: .ES256)
-        expectJOSE(.ambiguousKey) { _ = try JWSVerifier(keys: set).verify(compact: untagged) }
+        expectJOSE(.jose.ambiguousKey) { _ = try JWSVerifier(keys: set).verify(compact: untagged) }
         // With the right kid it verifies.
         let tagged = try token(header: #"{"alg":"ES256","kid":"ec-1"}"#, key: key, alg: .ES256)
         #expect(try JWSVerifier(keys: set).verify(compact: tagged).key.keyID == "ec-1")
@@ -89,8 +89,8 @@ struct VerificationRulesTests {
     func ambiguousSets() throws {
         let a = try JWK(ECDSA.PrivateKey(curve: .p256), keyID: "same")
         let b = try JWK(ECDSA.PrivateKey(curve: .p256), keyID: "same")
-        expectJOSE(.ambiguousKey) { _ = try JWKSet(keys: [a, b]) }
-        expectJOSE(.ambiguousKey) { _ = try JWKSet(keys: [try #require(Self.hmacKey), try #require(Self.ecKey)]) }
+        expectJOSE(.jose.ambiguousKey) { _ = try JWKSet(keys: [a, b]) }
+        expectJOSE(.jose.ambiguousKey) { _ = try JWKSet(keys: [try #require(Self.hmacKey), try #require(Self.ecKey)]) }
     }
 
     @Test("crit: unknown names are refused, registered names may not be listed, b64 must be listed")
@@ -98,15 +98,15 @@ struct VerificationRulesTests {
         let key = try #require(Self.hmacKey)
         let verifier = try JWSVerifier(key: key)
         let unknown = try token(header: #"{"alg":"HS256","crit":["exp"],"exp":1}"#, key: key, alg: .HS256)
-        expectJOSE(.unsupportedCritical) { _ = try verifier.verify(compact: unknown) }
+        expectJOSE(.jose.unsupportedCritical) { _ = try verifier.verify(compact: unknown) }
         let registered = try token(header: #"{"alg":"HS256","crit":["kid"],"kid":"mac-1"}"#, key: key, alg: .HS256)
-        expectJOSE(.invalidHeader) { _ = try verifier.verify(compact: registered) }
+        expectJOSE(.jose.invalidHeader) { _ = try verifier.verify(compact: registered) }
         let empty = try token(header: #"{"alg":"HS256","crit":[]}"#, key: key, alg: .HS256)
-        expectJOSE(.invalidHeader) { _ = try verifier.verify(compact: empty) }
+        expectJOSE(.jose.invalidHeader) { _ = try verifier.verify(compact: empty) }
         let absent = try token(header: #"{"alg":"HS256","crit":["b64"]}"#, key: key, alg: .HS256)
-        expectJOSE(.invalidHeader) { _ = try verifier.verify(compact: absent) }
+        expectJOSE(.jose.invalidHeader) { _ = try verifier.verify(compact: absent) }
         let b64Only = try token(header: #"{"alg":"HS256","b64":false}"#, key: key, alg: .HS256)
-        expectJOSE(.invalidHeader) { _ = try verifier.verify(compact: b64Only) }
+        expectJOSE(.jose.invalidHeader) { _ = try verifier.verify(compact: b64Only) }
         // An application that understands "exp" may accept it.
         var policy = JWSPolicy()
         policy.understoodCriticalHeaders = ["exp"]
@@ -122,13 +122,13 @@ struct VerificationRulesTests {
         let parts = good.split(separator: ".").map(String.init)
         // Payload "ab" is "YWI"; "YWJ" decodes to the same bytes in a lax decoder.
         #expect(parts[1] == "YWI")
-        expectJOSE(.invalidBase64URL) { _ = try verifier.verify(compact: parts[0] + ".YWJ." + parts[2]) }
-        expectJOSE(.invalidBase64URL) { _ = try verifier.verify(compact: parts[0] + ".YWI=." + parts[2]) }
-        expectJOSE(.invalidBase64URL) { _ = try verifier.verify(compact: parts[0] + ".YW I." + parts[2]) }
-        expectJOSE(.invalidBase64URL) { _ = try verifier.verify(compact: parts[0] + "." + parts[1] + "." + parts[2] + "=") }
+        expectJOSE(.jose.invalidBase64URL) { _ = try verifier.verify(compact: parts[0] + ".YWJ." + parts[2]) }
+        expectJOSE(.jose.invalidBase64URL) { _ = try verifier.verify(compact: parts[0] + ".YWI=." + parts[2]) }
+        expectJOSE(.jose.invalidBase64URL) { _ = try verifier.verify(compact: parts[0] + ".YW I." + parts[2]) }
+        expectJOSE(.jose.invalidBase64URL) { _ = try verifier.verify(compact: parts[0] + "." + parts[1] + "." + parts[2] + "=") }
         let standard = parts[2].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         if standard != parts[2] {
-            expectJOSE(.invalidBase64URL) { _ = try verifier.verify(compact: parts[0] + "." + parts[1] + "." + standard) }
+            expectJOSE(.jose.invalidBase64URL) { _ = try verifier.verify(compact: parts[0] + "." + parts[1] + "." + standard) }
         }
     }
 
@@ -136,9 +136,9 @@ struct VerificationRulesTests {
     func duplicateMembers() throws {
         let key = try #require(Self.hmacKey)
         let header = try token(header: #"{"alg":"HS256","alg":"HS256"}"#, key: key, alg: .HS256)
-        expectJOSE(.invalidJSON) { _ = try JWSVerifier(key: key).verify(compact: header) }
+        expectJOSE(.jose.invalidJSON) { _ = try JWSVerifier(key: key).verify(compact: header) }
         let claims = try token(header: #"{"alg":"HS256","typ":"JWT"}"#, payload: #"{"sub":"a","exp":4102444800,"sub":"b"}"#, key: key, alg: .HS256)
-        expectJOSE(.invalidJSON) { _ = try JWTVerifier(key: key).verify(claims) }
+        expectJOSE(.jose.invalidJSON) { _ = try JWTVerifier(key: key).verify(claims) }
     }
 
     @Test("size caps are checked before any crypto")
@@ -148,13 +148,13 @@ struct VerificationRulesTests {
         policy.maximumTokenBytes = 1024
         let verifier = try JWSVerifier(key: key, policy: policy)
         let big = try token(header: #"{"alg":"HS256"}"#, payload: String(repeating: "x", count: 2000), key: key, alg: .HS256)
-        expectJOSE(.tooLarge) { _ = try verifier.verify(compact: big) }
+        expectJOSE(.jose.tooLarge) { _ = try verifier.verify(compact: big) }
         // Even with a garbage signature the error is the size, not the signature.
-        expectJOSE(.tooLarge) { _ = try verifier.verify(compact: String(repeating: "a", count: 5000) + ".b.c") }
+        expectJOSE(.jose.tooLarge) { _ = try verifier.verify(compact: String(repeating: "a", count: 5000) + ".b.c") }
         let hugeHeader = #"{"alg":"HS256","x":""# + String(repeating: "y", count: 5000) + #""}"#
-        expectJOSE(.tooLarge) { _ = try JWSVerifier(key: key).verify(compact: b64(hugeHeader) + ".e30.AAAA") }
+        expectJOSE(.jose.tooLarge) { _ = try JWSVerifier(key: key).verify(compact: b64(hugeHeader) + ".e30.AAAA") }
         let deep = #"{"alg":"HS256","x":"# + String(repeating: "[", count: 40) + String(repeating: "]", count: 40) + "}"
-        expectJOSE(.invalidJSON) { _ = try JWSVerifier(key: key).verify(compact: b64(deep) + ".e30.AAAA") }
+        expectJOSE(.jose.invalidJSON) { _ = try JWSVerifier(key: key).verify(compact: b64(deep) + ".e30.AAAA") }
     }
 
     @Test("jku, x5u and an embedded jwk are never fetched or trusted")
@@ -165,7 +165,7 @@ struct VerificationRulesTests {
         let header = #"{"alg":"ES256","kid":"ec-1","jku":"https://attacker.example/jwks","x5u":"https://attacker.example/cert","jwk":"#
             + String(decoding: JSONWriter.encode(.object(attackerPublic)), as: UTF8.self) + "}"
         let t = try token(header: header, key: attacker, alg: .ES256)
-        expectJOSE(.invalidSignature) { _ = try JWSVerifier(key: try #require(trusted.publicKey)).verify(compact: t) }
+        expectJOSE(.jose.invalidSignature) { _ = try JWSVerifier(key: try #require(trusted.publicKey)).verify(compact: t) }
     }
 
     @Test("ECDSA r and s are range- and length-checked (psychic signatures)")
@@ -176,15 +176,15 @@ struct VerificationRulesTests {
         let n = try Hex.decode("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")
         for (r, s) in [([UInt8](repeating: 0, count: 32), [UInt8](repeating: 0, count: 32)), (n, n),
                        ([UInt8](repeating: 0, count: 31) + [1], n)] {
-            expectJOSE(.invalidSignature) { _ = try verifier.verify(compact: input + "." + b64(r + s)) }
+            expectJOSE(.jose.invalidSignature) { _ = try verifier.verify(compact: input + "." + b64(r + s)) }
         }
         let good = try token(header: #"{"alg":"ES256"}"#, key: key, alg: .ES256)
         let raw = try Base64URL.decode(String(good.split(separator: ".")[2]))
         // DER instead of r‖s, and r‖s with an extra byte, are refused.
         let der = try ECDSA.Signature(rawRepresentation: raw, curve: .p256).derRepresentation
-        expectJOSE(.invalidSignature) { _ = try verifier.verify(compact: input + "." + b64(der)) }
-        expectJOSE(.invalidSignature) { _ = try verifier.verify(compact: input + "." + b64(raw + [0])) }
-        expectJOSE(.invalidSignature) { _ = try verifier.verify(compact: input + "." + b64([0] + raw)) }
+        expectJOSE(.jose.invalidSignature) { _ = try verifier.verify(compact: input + "." + b64(der)) }
+        expectJOSE(.jose.invalidSignature) { _ = try verifier.verify(compact: input + "." + b64(raw + [0])) }
+        expectJOSE(.jose.invalidSignature) { _ = try verifier.verify(compact: input + "." + b64([0] + raw)) }
     }
 
     @Test("compact structure: three segments, nonempty header and signature, no JSON serialization")
@@ -194,7 +194,7 @@ struct VerificationRulesTests {
         let good = try token(header: #"{"alg":"HS256"}"#, key: key, alg: .HS256)
         for bad in ["", "a", "a.b", good + ".", good + ".x", "." + good.split(separator: ".").dropFirst().joined(separator: "."),
                     "{\"payload\":\"e30\"}"] {
-            #expect(throws: JOSEError.self) { _ = try verifier.verify(compact: bad) }
+            #expect(throws: TokenMintError.self) { _ = try verifier.verify(compact: bad) }
         }
     }
 
@@ -203,22 +203,22 @@ struct VerificationRulesTests {
         var key = try #require(Self.ecKey)
         let t = try token(header: #"{"alg":"ES256"}"#, key: key, alg: .ES256)
         key.use = "enc"
-        expectJOSE(.algorithmNotAllowed) { _ = try JWSVerifier(key: try #require(key.publicKey)).verify(compact: t) }
+        expectJOSE(.jose.algorithmNotAllowed) { _ = try JWSVerifier(key: try #require(key.publicKey)).verify(compact: t) }
         key.use = nil
         key.keyOperations = ["sign"]
-        expectJOSE(.algorithmNotAllowed) { _ = try JWSVerifier(key: try #require(key.publicKey)).verify(compact: t) }
+        expectJOSE(.jose.algorithmNotAllowed) { _ = try JWSVerifier(key: try #require(key.publicKey)).verify(compact: t) }
         key.keyOperations = ["sign", "verify"]
         _ = try JWSVerifier(key: try #require(key.publicKey)).verify(compact: t)
     }
 
     @Test("HMAC keys shorter than the hash and RSA keys under 2048 bits are refused")
     func keySizes() throws {
-        expectJOSE(.invalidKey) { _ = try JWK(secret: [UInt8](repeating: 1, count: 31), algorithm: .HS256) }
-        expectJOSE(.invalidKey) { _ = try JWK(secret: [UInt8](repeating: 1, count: 47), algorithm: .HS384) }
+        expectJOSE(.jose.invalidKey) { _ = try JWK(secret: [UInt8](repeating: 1, count: 31), algorithm: .HS256) }
+        expectJOSE(.jose.invalidKey) { _ = try JWK(secret: [UInt8](repeating: 1, count: 47), algorithm: .HS384) }
         let short = try JWK(json: #"{"kty":"oct","k":"\#(b64([UInt8](repeating: 7, count: 31)))"}"#)
-        expectJOSE(.algorithmNotAllowed) { try short.admit(.HS256, for: .verify) }
+        expectJOSE(.jose.algorithmNotAllowed) { try short.admit(.HS256, for: .verify) }
         let long = try JWK(json: #"{"kty":"oct","k":"\#(b64([UInt8](repeating: 7, count: 48)))"}"#)
         try long.admit(.HS384, for: .verify)
-        expectJOSE(.algorithmNotAllowed) { try long.admit(.HS512, for: .verify) }
+        expectJOSE(.jose.algorithmNotAllowed) { try long.admit(.HS512, for: .verify) }
     }
 }

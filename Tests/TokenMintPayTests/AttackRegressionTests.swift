@@ -1,4 +1,5 @@
 internal import CSQLite
+import TokenMintCore
 import Foundation
 import Testing
 import TokenMintCrypto
@@ -72,19 +73,19 @@ struct VerifierAttackTests {
         for unsigned in ["off.M1.01.\(ForgedDevice.nonce())", "off.M1.001.\(ForgedDevice.nonce())", "off.M1.+1.\(ForgedDevice.nonce())",
                          "off.M1.-1.\(ForgedDevice.nonce())", "off.M1.0.\(ForgedDevice.nonce())", "off", "off.M1.2", "off.M1.2.x.y",
                          "OFF.M1.2.\(ForgedDevice.nonce())", "Off.M1.2.\(ForgedDevice.nonce())"] {
-            await expectPay(.malformedToken) { _ = try await verifiers[2].verify(try device.token(unsigned), deviceID: device.deviceID) }
+            await expectPay(.pay.malformedToken) { _ = try await verifiers[2].verify(try device.token(unsigned), deviceID: device.deviceID) }
         }
         // Any other label is an online token, and none was issued.
-        await expectPay(.notIssued) { _ = try await verifiers[2].verify(try device.token("on.M1.5.\(ForgedDevice.nonce())"), deviceID: device.deviceID) }
+        await expectPay(.pay.notIssued) { _ = try await verifiers[2].verify(try device.token("on.M1.5.\(ForgedDevice.nonce())"), deviceID: device.deviceID) }
         _ = try await verifiers[3].verify(try device.token("off.M1.2.\(ForgedDevice.nonce())"), deviceID: device.deviceID)
-        await expectPay(.replayedToken) { _ = try await verifiers[0].verify(try device.token("off.M1.2.\(ForgedDevice.nonce())"), deviceID: device.deviceID) }
-        await expectPay(.offlineTokenLimitReached) { _ = try await verifiers[0].verify(try device.token("off.M1.3.\(ForgedDevice.nonce())"), deviceID: device.deviceID) }
+        await expectPay(.pay.replayedToken) { _ = try await verifiers[0].verify(try device.token("off.M1.2.\(ForgedDevice.nonce())"), deviceID: device.deviceID) }
+        await expectPay(.pay.offlineTokenLimitReached) { _ = try await verifiers[0].verify(try device.token("off.M1.3.\(ForgedDevice.nonce())"), deviceID: device.deviceID) }
 
         // A verifier without grants still takes each counter of a device once.
         let lenient = try PaymentTokenVerifier(store: stores[0], lifetime: 600, clock: .system)
         let other = ForgedDevice()
         _ = try await lenient.verify(try other.token("off.M1.7.\(ForgedDevice.nonce())"), enrolment: other.enrolment)
-        await expectPay(.replayedToken) { _ = try await lenient.verify(try other.token("off.M1.7.\(ForgedDevice.nonce())"), enrolment: other.enrolment) }
+        await expectPay(.pay.replayedToken) { _ = try await lenient.verify(try other.token("off.M1.7.\(ForgedDevice.nonce())"), enrolment: other.enrolment) }
     }
 
     /// An online token is accepted only over an unsigned part the server
@@ -99,30 +100,30 @@ struct VerifierAttackTests {
         let now = Int64(Date().timeIntervalSince1970)
         let verified = try await verifier.verify(try device.token(part, at: now), deviceID: device.deviceID)
         #expect(!verified.isOffline)
-        await expectPay(.replayedToken) { _ = try await server.verify(try device.token(part, at: now - 1), deviceID: device.deviceID) }
-        await expectPay(.notIssued) { _ = try await verifier.verify(try device.token("on.M1.\(ForgedDevice.nonce())"), deviceID: device.deviceID) }
+        await expectPay(.pay.replayedToken) { _ = try await server.verify(try device.token(part, at: now - 1), deviceID: device.deviceID) }
+        await expectPay(.pay.notIssued) { _ = try await verifier.verify(try device.token("on.M1.\(ForgedDevice.nonce())"), deviceID: device.deviceID) }
         let stranger = ForgedDevice()
         try await verifier.enrol(stranger.enrolment)
         let theirs = try await server.issueOnlinePart(deviceID: device.deviceID, paymentMeansID: "M1")
-        await expectPay(.notIssued) { _ = try await verifier.verify(try stranger.token(theirs), deviceID: stranger.deviceID) }
-        await expectPay(.deviceNotEnrolled) { _ = try await server.issueOnlinePart(deviceID: UUID().uuidString, paymentMeansID: "M1") }
+        await expectPay(.pay.notIssued) { _ = try await verifier.verify(try stranger.token(theirs), deviceID: stranger.deviceID) }
+        await expectPay(.pay.deviceNotEnrolled) { _ = try await server.issueOnlinePart(deviceID: UUID().uuidString, paymentMeansID: "M1") }
     }
 
     @Test("lifetimes, skews and windows are bounded with typed errors; extreme times never trap")
     func boundsAndExtremeTimes() async throws {
         let store = InMemoryStore()
         for (lifetime, skew) in [(Int64(0), Int64(30)), (.max, 30), (600, -1), (600, 301), (.min, 0)] {
-            await expectPay(.invalidConfiguration) { _ = try PaymentTokenVerifier(store: store, lifetime: lifetime, skew: skew, clock: .system) }
+            await expectPay(.pay.invalidConfiguration) { _ = try PaymentTokenVerifier(store: store, lifetime: lifetime, skew: skew, clock: .system) }
         }
         let device = ForgedDevice()
         let verifier = try PaymentTokenVerifier(store: store, clock: .system)
         try await verifier.enrol(device.enrolment)
         for window in [Int64.max, .min, 0, PaymentTokenVerifier.maximumWindow + 1] {
-            await expectPay(.invalidConfiguration) { _ = try await verifier.grantOfflineAllowance(deviceID: device.deviceID, count: 1, window: window) }
+            await expectPay(.pay.invalidConfiguration) { _ = try await verifier.grantOfflineAllowance(deviceID: device.deviceID, count: 1, window: window) }
         }
         for now in [Int64.max, .min] {
             let late = try PaymentTokenVerifier(store: store, lifetime: PaymentTokenVerifier.maximumLifetime, skew: 300, clock: WhitelabelPayClock { now })
-            await expectPay(.expiredToken) { _ = try await late.verify(try device.token("off.M1.1.\(ForgedDevice.nonce())"), enrolment: device.enrolment) }
+            await expectPay(.pay.expiredToken) { _ = try await late.verify(try device.token("off.M1.1.\(ForgedDevice.nonce())"), enrolment: device.enrolment) }
         }
         // The largest time a token can carry (12 digits) verifies at that time, no overflow.
         let far: Int64 = 999_999_999_999
@@ -154,29 +155,29 @@ struct DeviceStoreAttackTests {
     /// Runs SQL on the store file behind the SDK's back.
     static func edit(_ dir: String, _ sql: String) throws {
         var db: OpaquePointer?
-        guard sqlite3_open(dir + "/store.sqlite", &db) == SQLITE_OK, let db else { throw StoreError(.cannotOpen, "open") }
+        guard sqlite3_open(dir + "/store.sqlite", &db) == SQLITE_OK, let db else { throw TokenMintError(.store.cannotOpen, "open") }
         defer { sqlite3_close(db) }
-        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw StoreError(.databaseFailure, String(cString: sqlite3_errmsg(db))) }
+        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw TokenMintError(.store.databaseFailure, String(cString: sqlite3_errmsg(db))) }
     }
 
     /// Flips one bit of the value of the items row `row`, in place.
     static func flipBit(_ dir: String, row: String, offset: Int32) throws {
         var db: OpaquePointer?
-        guard sqlite3_open(dir + "/store.sqlite", &db) == SQLITE_OK, let db else { throw StoreError(.cannotOpen, "open") }
+        guard sqlite3_open(dir + "/store.sqlite", &db) == SQLITE_OK, let db else { throw TokenMintError(.store.cannotOpen, "open") }
         defer { sqlite3_close(db) }
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(db, "SELECT rowid FROM items WHERE name = '\(row)'", -1, &statement, nil) == SQLITE_OK,
             sqlite3_step(statement) == SQLITE_ROW
-        else { throw StoreError(.notFound, row) }
+        else { throw TokenMintError(.store.notFound, row) }
         let rowid = sqlite3_column_int64(statement, 0)
         sqlite3_finalize(statement)
         var blob: OpaquePointer?
-        guard sqlite3_blob_open(db, "main", "items", "value", rowid, 1, &blob) == SQLITE_OK else { throw StoreError(.databaseFailure, "blob") }
+        guard sqlite3_blob_open(db, "main", "items", "value", rowid, 1, &blob) == SQLITE_OK else { throw TokenMintError(.store.databaseFailure, "blob") }
         defer { sqlite3_blob_close(blob) }
         var byte: UInt8 = 0
-        guard sqlite3_blob_read(blob, &byte, 1, offset) == SQLITE_OK else { throw StoreError(.databaseFailure, "read") }
+        guard sqlite3_blob_read(blob, &byte, 1, offset) == SQLITE_OK else { throw TokenMintError(.store.databaseFailure, "read") }
         byte ^= 0x04
-        guard sqlite3_blob_write(blob, &byte, 1, offset) == SQLITE_OK else { throw StoreError(.databaseFailure, "write") }
+        guard sqlite3_blob_write(blob, &byte, 1, offset) == SQLITE_OK else { throw TokenMintError(.store.databaseFailure, "write") }
     }
 
     /// Reopens the SDK and mints offline once: what the owner would do after an edit.
@@ -199,7 +200,7 @@ struct DeviceStoreAttackTests {
             let dir = try temporaryDirectory()
             let (_, configuration) = try await Self.device(dir)
             if sql == "FLIP" { try Self.flipBit(dir, row: "pay.device", offset: 40) } else { try Self.edit(dir, sql) }
-            await expectPay(.tampered) { _ = try await Self.reopenAndMint(dir, configuration) }
+            await expectPay(.pay.tampered) { _ = try await Self.reopenAndMint(dir, configuration) }
         }
         // The old counters rows mean nothing now: zeroing them re-issues nothing.
         let dir = try temporaryDirectory()
@@ -215,11 +216,11 @@ struct DeviceStoreAttackTests {
         _ = try await Self.device(dir)
         let keyPath = dir + "/master.key"
         chmod(keyPath, 0o644)
-        #expect(throws: StoreError.self) { _ = try Self.open(dir) }
+        #expect(throws: TokenMintError.self) { _ = try Self.open(dir) }
         chmod(keyPath, 0o600)
         _ = try Self.open(dir)
         try FileManager.default.removeItem(atPath: keyPath)
-        #expect(throws: StoreError.self) { _ = try Self.open(dir) }
+        #expect(throws: TokenMintError.self) { _ = try Self.open(dir) }
         #expect(!FileManager.default.fileExists(atPath: keyPath), "no new master key for an existing store")
         // A new store still gets its key, 0600 from the start.
         let fresh = try temporaryDirectory()
@@ -234,9 +235,9 @@ struct DeviceStoreAttackTests {
         let (sdk, _) = try await Self.device(dir)
         for payload in [#"{"aps":{},"yp-type":"payment-failed.v1","yp-type":"enrolment-succeeded.v1"}"#,
                         #"{"aps":{},"aps":{},"yp-type":"payment-failed.v1"}"#, #"{"aps":{},"yp-type":"payment-failed.v1"} x"#] {
-            await expectPay(.invalidPush) { try await sdk.handlePush(Array(payload.utf8)) }
+            await expectPay(.pay.invalidPush) { try await sdk.handlePush(Array(payload.utf8)) }
         }
-        await expectPay(.invalidPush) { try await sdk.handlePush(Array(#"{"aps":{},"yp-type":"payment-failed.v1"}"#.utf8).dropLast(2) + [0xC0, 0x7D]) }
+        await expectPay(.pay.invalidPush) { try await sdk.handlePush(Array(#"{"aps":{},"yp-type":"payment-failed.v1"}"#.utf8).dropLast(2) + [0xC0, 0x7D]) }
         #expect(try await sdk.handlePush(Array(#"{"aps":{},"yp-type":"payment-failed.v1"}"#.utf8)) == .paymentFailed)
     }
 

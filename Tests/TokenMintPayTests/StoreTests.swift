@@ -1,3 +1,4 @@
+import TokenMintCore
 import Foundation
 import Testing
 import TokenMintCrypto
@@ -9,14 +10,14 @@ func temporaryDirectory() throws -> String {
     return path
 }
 
-func expectStore(_ code: StoreError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
+func expectStore(_ code: TokenMintError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
     do {
         try body()
-        Issue.record("expected StoreError.\(code)", sourceLocation: sourceLocation)
-    } catch let error as StoreError {
-        if error.code != code { Issue.record("expected StoreError.\(code), got \(error)", sourceLocation: sourceLocation) }
+        Issue.record("expected TokenMintError.\(code)", sourceLocation: sourceLocation)
+    } catch let error as TokenMintError {
+        if error.code != code { Issue.record("expected TokenMintError.\(code), got \(error)", sourceLocation: sourceLocation) }
     } catch {
-        Issue.record("expected StoreError.\(code), got \(error)", sourceLocation: sourceLocation)
+        Issue.record("expected TokenMintError.\(code), got \(error)", sourceLocation: sourceLocation)
     }
 }
 
@@ -54,10 +55,10 @@ struct StoreTests {
         let dir = try temporaryDirectory()
         let path = dir + "/s.sqlite"
         _ = try SQLiteStore(path: path, masterKey: .key(SecureBytes(randomCount: 32)))
-        expectStore(.wrongMasterKey) { _ = try SQLiteStore(path: path, masterKey: .key(SecureBytes(randomCount: 32))) }
-        expectStore(.masterKeyUnavailable) { _ = try SQLiteStore(path: path, masterKey: .key(SecureBytes(randomCount: 16))) }
-        expectStore(.masterKeyUnavailable) { _ = try SQLiteStore(path: path, masterKey: .environment(variable: "TOKENMINT_NO_SUCH_VARIABLE")) }
-        expectStore(.masterKeyUnavailable) { _ = try SQLiteStore(path: dir + "/t.sqlite", masterKey: .file(path: dir + "/none.key", create: false)) }
+        expectStore(.store.wrongMasterKey) { _ = try SQLiteStore(path: path, masterKey: .key(SecureBytes(randomCount: 32))) }
+        expectStore(.store.masterKeyUnavailable) { _ = try SQLiteStore(path: path, masterKey: .key(SecureBytes(randomCount: 16))) }
+        expectStore(.store.masterKeyUnavailable) { _ = try SQLiteStore(path: path, masterKey: .environment(variable: "TOKENMINT_NO_SUCH_VARIABLE")) }
+        expectStore(.store.masterKeyUnavailable) { _ = try SQLiteStore(path: dir + "/t.sqlite", masterKey: .file(path: dir + "/none.key", create: false)) }
     }
 
     @Test("a passphrase-derived key (Argon2id) opens the store again, another does not")
@@ -70,7 +71,7 @@ struct StoreTests {
         }
         let again = try SQLiteStore(path: path, masterKey: .passphrase("correct horse", cost: .minimum))
         #expect(try again.transaction { tx in try tx.secret("s") } == SecureBytes([9, 9, 9]))
-        expectStore(.wrongMasterKey) { _ = try SQLiteStore(path: path, masterKey: .passphrase("wrong horse", cost: .minimum)) }
+        expectStore(.store.wrongMasterKey) { _ = try SQLiteStore(path: path, masterKey: .passphrase("wrong horse", cost: .minimum)) }
     }
 
     @Test("a failed transaction leaves nothing behind")
@@ -95,7 +96,7 @@ struct StoreTests {
         let dir = try temporaryDirectory()
         let bad = dir + "/bad.sqlite"
         try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: bad))
-        expectStore(.corrupted) { _ = try SQLiteStore(path: bad, masterKey: .key(SecureBytes(randomCount: 32))) }
+        expectStore(.store.corrupted) { _ = try SQLiteStore(path: bad, masterKey: .key(SecureBytes(randomCount: 32))) }
         let key = SecureBytes(randomCount: 32)
         let path = dir + "/ro.sqlite"
         do {
@@ -104,7 +105,7 @@ struct StoreTests {
         }
         if getuid() != 0 {  // root ignores file modes
             chmod(path, 0o400)
-            #expect(throws: StoreError.self) { _ = try SQLiteStore(path: path, masterKey: .key(key)) }
+            #expect(throws: TokenMintError.self) { _ = try SQLiteStore(path: path, masterKey: .key(key)) }
         }
     }
 
@@ -137,7 +138,7 @@ struct StoreTests {
         #expect(accepted == 1)
         #expect(try store.prune(expiredBefore: 51) == 1)
         #expect(try store.recordOnce([7, 7, 7], expiresAt: 50, attempt: nil, spending: nil))
-        expectStore(.invalidArgument) { _ = try store.recordOnce([], expiresAt: 1, attempt: nil, spending: nil) }
+        expectStore(.store.invalidArgument) { _ = try store.recordOnce([], expiresAt: 1, attempt: nil, spending: nil) }
     }
 
     @Test("XChaCha20-Poly1305 seals bind the associated data")
@@ -146,9 +147,9 @@ struct StoreTests {
         let box = try XChaCha20Poly1305.seal([1, 2, 3], key: key, associatedData: Array("a".utf8))
         #expect(box.count == 3 + XChaCha20Poly1305.overhead)
         #expect(try XChaCha20Poly1305.open(box, key: key, associatedData: Array("a".utf8)) == SecureBytes([1, 2, 3]))
-        #expect(throws: CryptoError.self) { try XChaCha20Poly1305.open(box, key: key, associatedData: Array("b".utf8)) }
+        #expect(throws: TokenMintError.self) { try XChaCha20Poly1305.open(box, key: key, associatedData: Array("b".utf8)) }
         var tampered = box
         tampered[30] ^= 1
-        #expect(throws: CryptoError.self) { try XChaCha20Poly1305.open(tampered, key: key, associatedData: Array("a".utf8)) }
+        #expect(throws: TokenMintError.self) { try XChaCha20Poly1305.open(tampered, key: key, associatedData: Array("a".utf8)) }
     }
 }

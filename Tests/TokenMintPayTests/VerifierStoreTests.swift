@@ -1,3 +1,4 @@
+import TokenMintCore
 import Foundation
 import Testing
 import TokenMintCrypto
@@ -93,21 +94,21 @@ struct VerifierStoreTests {
         let local = try PostgresConfiguration(url: "postgresql://desk@127.0.0.1/payments")
         #expect(local.port == 5432 && !local.requireTLS && local.password == nil)
         for bad in ["http://desk@h/db", "postgres://h/db", "postgres://desk@h/db?sslmode=prefer", "postgres://desk@h/db?x=1", "not a url"] {
-            #expect(throws: StoreError.self) { try PostgresConfiguration(url: bad) }
+            #expect(throws: TokenMintError.self) { try PostgresConfiguration(url: bad) }
         }
     }
     #endif
 
     // MARK: The suite
 
-    static func expectStoreError(_ code: StoreError.Code, _ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) async {
+    static func expectStoreError(_ code: TokenMintError.Code, _ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) async {
         do {
             try await body()
-            Issue.record("expected StoreError.\(code)", sourceLocation: sourceLocation)
-        } catch let error as StoreError {
+            Issue.record("expected TokenMintError.\(code)", sourceLocation: sourceLocation)
+        } catch let error as TokenMintError {
             #expect(error.code == code, sourceLocation: sourceLocation)
         } catch {
-            Issue.record("expected StoreError.\(code), got \(error)", sourceLocation: sourceLocation)
+            Issue.record("expected TokenMintError.\(code), got \(error)", sourceLocation: sourceLocation)
         }
     }
 
@@ -117,8 +118,8 @@ struct VerifierStoreTests {
         #expect(try await store.recordOnce(a, expiresAt: 100))
         #expect(try await !store.recordOnce(a, expiresAt: 100))
         #expect(try await store.recordOnce(b, expiresAt: 10_000_000_000))
-        await expectStoreError(.invalidArgument) { _ = try await store.recordOnce([], expiresAt: 1) }
-        await expectStoreError(.invalidArgument) { _ = try await store.recordOnce(Array(repeating: 1, count: 65), expiresAt: 1) }
+        await expectStoreError(.store.invalidArgument) { _ = try await store.recordOnce([], expiresAt: 1) }
+        await expectStoreError(.store.invalidArgument) { _ = try await store.recordOnce(Array(repeating: 1, count: 65), expiresAt: 1) }
         #expect(try await store.prune(expiredBefore: 101) >= 1)
         #expect(try await store.recordOnce(a, expiresAt: 100), "a pruned identifier may be recorded again")
         #expect(try await !store.recordOnce(b, expiresAt: 1), "an unexpired one may not")
@@ -129,21 +130,21 @@ struct VerifierStoreTests {
         #expect(try await !store.recordOnce(c, expiresAt: 10_000_000_000, attempt: [2]))
         #expect(try await !store.recordOnce(c, expiresAt: 10_000_000_000))
         #expect(try await !store.recordOnce(b, expiresAt: 10_000_000_000, attempt: [1]), "no attempt recorded: a retry is a replay")
-        await expectStoreError(.invalidArgument) { _ = try await store.recordOnce(c, expiresAt: 1, attempt: []) }
+        await expectStoreError(.store.invalidArgument) { _ = try await store.recordOnce(c, expiresAt: 1, attempt: []) }
     }
 
     /// Enrolment is idempotent and refuses a second key; grants from four
     /// verifiers at once never overlap and cover the counter without gaps.
     static func devicesAndGrants(_ stores: [any VerifierStore]) async throws {
         let device = UUID().uuidString
-        await expectStoreError(.notFound) { _ = try await stores[0].grantOfflineAllowance(device, count: 5, notAfter: 1) }
+        await expectStoreError(.store.notFound) { _ = try await stores[0].grantOfflineAllowance(device, count: 5, notAfter: 1) }
         #expect(try await stores[1].deviceRecord(device) == nil)
         try await stores[0].enrolDevice(device, record: [1, 2, 3])
         try await stores[1].enrolDevice(device, record: [1, 2, 3])
-        await expectStoreError(.conflict) { try await stores[2].enrolDevice(device, record: [9]) }
+        await expectStoreError(.store.conflict) { try await stores[2].enrolDevice(device, record: [9]) }
         #expect(try await stores[3].deviceRecord(device) == [1, 2, 3])
-        await expectStoreError(.invalidArgument) { _ = try await stores[0].grantOfflineAllowance(device, count: 0, notAfter: 1) }
-        await expectStoreError(.invalidArgument) { try await stores[0].enrolDevice("", record: [1]) }
+        await expectStoreError(.store.invalidArgument) { _ = try await stores[0].grantOfflineAllowance(device, count: 0, notAfter: 1) }
+        await expectStoreError(.store.invalidArgument) { try await stores[0].enrolDevice("", record: [1]) }
 
         let grants = try await withThrowingTaskGroup(of: [OfflineGrant].self) { group in
             for store in stores {
@@ -180,7 +181,7 @@ struct VerifierStoreTests {
                         do {
                             _ = try await verifier.verify(tokenList[index], enrolment: enrolment)
                             mine.append(index)
-                        } catch let error as WhitelabelPayError where error.code == .replayedToken {
+                        } catch let error as TokenMintError where error.code == .pay.replayedToken {
                             continue
                         }
                     }
@@ -205,16 +206,16 @@ struct VerifierStoreTests {
         strict.requiresOfflineGrant = true
         let other = try PaymentTokenVerifier(store: stores[1], lifetime: 600, clock: .system)
         let deviceID = PaymentTokenVerifier.deviceID(of: enrolment)
-        await expectPay(.deviceNotEnrolled) { _ = try await strict.verify(offline[0], deviceID: deviceID) }
+        await expectPay(.pay.deviceNotEnrolled) { _ = try await strict.verify(offline[0], deviceID: deviceID) }
         try await strict.enrol(enrolment)
-        await expectPay(.offlineTokenLimitReached) { _ = try await strict.verify(offline[0], deviceID: deviceID) }
+        await expectPay(.pay.offlineTokenLimitReached) { _ = try await strict.verify(offline[0], deviceID: deviceID) }
         let grant = try await other.grantOfflineAllowance(deviceID: deviceID, count: 3, window: 3600)
         #expect(grant.first == 1 && grant.count == 3)
         for token in offline.prefix(3) { _ = try await strict.verify(token, deviceID: deviceID) }
-        await expectPay(.offlineTokenLimitReached) { _ = try await strict.verify(offline[3], deviceID: deviceID) }
-        await expectPay(.replayedToken) { _ = try await other.verify(offline[0], deviceID: deviceID) }
+        await expectPay(.pay.offlineTokenLimitReached) { _ = try await strict.verify(offline[3], deviceID: deviceID) }
+        await expectPay(.pay.replayedToken) { _ = try await other.verify(offline[0], deviceID: deviceID) }
         let stranger = EnrolmentToken(tenant: enrolment.tenant, publicKey: Ed25519.PrivateKey().publicKey, referenceID: enrolment.referenceID)
-        await expectPay(.enrollmentError) { try await other.enrol(stranger) }
+        await expectPay(.pay.enrollmentError) { try await other.enrol(stranger) }
     }
 
     /// An enrolled, active device with its own reference ID.

@@ -1,3 +1,4 @@
+import TokenMintCore
 import Foundation
 import Testing
 import TokenMintCrypto
@@ -14,11 +15,11 @@ final class ManualClock: @unchecked Sendable {
     var clock: WhitelabelPayClock { WhitelabelPayClock { [self] in self.now } }
 }
 
-func expectPay(_ code: WhitelabelPayError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async {
+func expectPay(_ code: TokenMintError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async {
     do {
         try await body()
-        Issue.record("expected WhitelabelPayError.\(code)", sourceLocation: sourceLocation)
-    } catch let error as WhitelabelPayError {
+        Issue.record("expected TokenMintError.\(code)", sourceLocation: sourceLocation)
+    } catch let error as TokenMintError {
         if error.code != code { Issue.record("expected \(code), got \(error)", sourceLocation: sourceLocation) }
     } catch {
         Issue.record("expected \(code), got \(error)", sourceLocation: sourceLocation)
@@ -52,11 +53,11 @@ struct WhitelabelPayTests {
 
     @Test("configuration: UUIDs validated, legacy tenant codes only when allowed")
     func configuration() throws {
-        #expect(throws: WhitelabelPayError.self) { try WhitelabelPayConfiguration(tenantID: "not-a-uuid", referenceID: Self.reference) }
-        #expect(throws: WhitelabelPayError.self) { try WhitelabelPayConfiguration(tenantID: Self.tenant, referenceID: "x") }
-        #expect(throws: WhitelabelPayError.self) { try WhitelabelPayConfiguration(tenantID: "ABC", referenceID: Self.reference) }
+        #expect(throws: TokenMintError.self) { try WhitelabelPayConfiguration(tenantID: "not-a-uuid", referenceID: Self.reference) }
+        #expect(throws: TokenMintError.self) { try WhitelabelPayConfiguration(tenantID: Self.tenant, referenceID: "x") }
+        #expect(throws: TokenMintError.self) { try WhitelabelPayConfiguration(tenantID: "ABC", referenceID: Self.reference) }
         _ = try WhitelabelPayConfiguration(tenantID: "ABC", referenceID: Self.reference, allowLegacyTenantCodes: true)
-        #expect(throws: WhitelabelPayError.self) {
+        #expect(throws: TokenMintError.self) {
             try WhitelabelPayConfiguration(tenantID: Self.tenant, referenceID: Self.reference, offlineTokenLimit: -1)
         }
     }
@@ -89,9 +90,9 @@ struct WhitelabelPayTests {
         #expect(try PaymentToken(parsing: text) == token)
         let verifier = try PaymentTokenVerifier(store: store, clock: clock.clock)
         _ = try await verifier.verify(text, enrolment: enrolment)
-        await expectPay(.replayedToken) { _ = try await verifier.verify(text, enrolment: enrolment) }
+        await expectPay(.pay.replayedToken) { _ = try await verifier.verify(text, enrolment: enrolment) }
         // The unpadded spelling of the same token is the same token.
-        await expectPay(.replayedToken) { _ = try await verifier.verify(text.replacingOccurrences(of: "=", with: ""), enrolment: enrolment) }
+        await expectPay(.pay.replayedToken) { _ = try await verifier.verify(text.replacingOccurrences(of: "=", with: ""), enrolment: enrolment) }
     }
 
     @Test("offline quota: limit, typed error, nothing consumed by online mints, reset on reconnect")
@@ -109,7 +110,7 @@ struct WhitelabelPayTests {
         }
         #expect(sequences == ["1", "2", "3"])
         #expect(try await sdk.offlineTokenLimitReached)
-        await expectPay(.offlineTokenLimitReached) { _ = try await sdk.getPaymentToken() }
+        await expectPay(.pay.offlineTokenLimitReached) { _ = try await sdk.getPaymentToken() }
         try await sdk.markOnline()
         #expect(try await sdk.availableOfflineTokensCount == 3)
         let next = try await sdk.getPaymentToken(offline: true)
@@ -147,21 +148,21 @@ struct WhitelabelPayTests {
     @Test("not enrolled, no payment means, bad pushes: typed errors")
     func errors() async throws {
         let (sdk, _, _) = try Self.make()
-        await expectPay(.deviceNotEnrolled) { _ = try await sdk.getPaymentToken() }
+        await expectPay(.pay.deviceNotEnrolled) { _ = try await sdk.getPaymentToken() }
         _ = try await sdk.getEnrolmentToken()
         try await sdk.handlePush(Array(#"{"aps":{},"yp-type":"enrolment-succeeded.v1"}"#.utf8))
-        await expectPay(.failureToRetrievePaymentMeans) { _ = try await sdk.getPaymentToken() }
-        await expectPay(.invalidPush) { try await sdk.handlePush(Array(#"{"yp-type":"enrolment-succeeded.v1"}"#.utf8)) }
-        await expectPay(.invalidPush) { try await sdk.handlePush(Array(#"{"aps":{},"yp-type":"something.v9"}"#.utf8)) }
-        await expectPay(.invalidPush) { try await sdk.handlePush(Array("not json".utf8)) }
-        await expectPay(.failureToRetrievePaymentMeans) { try await sdk.addPaymentMeans("bad/id") }
+        await expectPay(.pay.failureToRetrievePaymentMeans) { _ = try await sdk.getPaymentToken() }
+        await expectPay(.pay.invalidPush) { try await sdk.handlePush(Array(#"{"yp-type":"enrolment-succeeded.v1"}"#.utf8)) }
+        await expectPay(.pay.invalidPush) { try await sdk.handlePush(Array(#"{"aps":{},"yp-type":"something.v9"}"#.utf8)) }
+        await expectPay(.pay.invalidPush) { try await sdk.handlePush(Array("not json".utf8)) }
+        await expectPay(.pay.failureToRetrievePaymentMeans) { try await sdk.addPaymentMeans("bad/id") }
     }
 
     @Test("switching the environment needs a reset; reset wipes the device key")
     func environmentAndReset() async throws {
         let (sdk, _, dir) = try Self.make(environment: .integration)
         let before = try await Self.activate(sdk)
-        #expect(throws: WhitelabelPayError.self) { _ = try Self.make(environment: .production, dir: dir) }
+        #expect(throws: TokenMintError.self) { _ = try Self.make(environment: .production, dir: dir) }
         try await sdk.reset()
         #expect(try await sdk.state == .inactive)
         let (again, _, _) = try Self.make(environment: .production, dir: dir)
@@ -178,18 +179,18 @@ struct WhitelabelPayTests {
         let text = try await sdk.getPaymentToken().description
         var chars = Array(text)
         chars[chars.count - 10] = chars[chars.count - 10] == "A" ? "B" : "A"
-        await expectPay(.invalidSignature) { _ = try await verifier.verify(String(chars), enrolment: enrolment) }
+        await expectPay(.pay.invalidSignature) { _ = try await verifier.verify(String(chars), enrolment: enrolment) }
         let other = EnrolmentToken(tenant: Self.tenant, publicKey: Ed25519.PrivateKey().publicKey, referenceID: Self.reference)
-        await expectPay(.invalidSignature) { _ = try await verifier.verify(text, enrolment: other) }
+        await expectPay(.pay.invalidSignature) { _ = try await verifier.verify(text, enrolment: other) }
         clock.advance(631)
-        await expectPay(.expiredToken) { _ = try await verifier.verify(text, enrolment: enrolment) }
+        await expectPay(.pay.expiredToken) { _ = try await verifier.verify(text, enrolment: enrolment) }
         clock.advance(-631 - 31)
-        await expectPay(.expiredToken) { _ = try await verifier.verify(text, enrolment: enrolment) }
+        await expectPay(.pay.expiredToken) { _ = try await verifier.verify(text, enrolment: enrolment) }
         clock.advance(31)
         _ = try await verifier.verify(text, enrolment: enrolment)  // none of the failures above recorded it
         for bad in ["", "02/x/1/", "03/a/1/" + String(repeating: "A", count: 86), "02/a b/1/x", "02/a/01/x", "02/a/1/x/y",
                     "02//1/" + String(repeating: "A", count: 86), String(repeating: "0", count: 600)] {
-            await expectPay(.malformedToken) { _ = try await verifier.verify(bad, enrolment: enrolment) }
+            await expectPay(.pay.malformedToken) { _ = try await verifier.verify(bad, enrolment: enrolment) }
         }
     }
 
@@ -237,6 +238,6 @@ struct WhitelabelPayTests {
         #expect(!log.contains(signature) && !log.contains(String(signature.prefix(20))))
         #expect(!log.contains(key) && !log.contains(token.unsignedPart))
         let (quiet, _, _) = try Self.make(debug: false)
-        await expectPay(.invalidConfiguration) { _ = try await quiet.exportLogs() }
+        await expectPay(.pay.invalidConfiguration) { _ = try await quiet.exportLogs() }
     }
 }

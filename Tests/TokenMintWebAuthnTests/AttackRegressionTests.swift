@@ -1,3 +1,4 @@
+import TokenMintCore
 import Foundation
 import Testing
 import TokenMintCBOR
@@ -24,7 +25,7 @@ struct RelyingPartyAttackTests {
         _ = try verifier.verifyRegistration(clientDataJSON: r.json, attestationObject: r.attestation, challenge: r.challenge, rawID: r.id)
         var other = r.id
         other[0] ^= 1
-        #expect(throws: WebAuthnError.self) {
+        #expect(throws: TokenMintError.self) {
             _ = try verifier.verifyRegistration(clientDataJSON: r.json, attestationObject: r.attestation, challenge: r.challenge, rawID: other)
         }
     }
@@ -33,8 +34,8 @@ struct RelyingPartyAttackTests {
     func tokenBinding() throws {
         let challenge = Base64URL.encode(SecureRandom.bytes(count: 32))
         let base = #"{"type":"webauthn.get","challenge":"\#(challenge)","origin":"https://example.org","crossOrigin":false"#
-        #expect(throws: WebAuthnError.self) { _ = try CollectedClientData(parsing: Array((base + #","tokenBinding":{"status":"present","id":"AAA"}}"#).utf8)) }
-        #expect(throws: WebAuthnError.self) { _ = try CollectedClientData(parsing: Array((base + #","tokenBinding":"present"}"#).utf8)) }
+        #expect(throws: TokenMintError.self) { _ = try CollectedClientData(parsing: Array((base + #","tokenBinding":{"status":"present","id":"AAA"}}"#).utf8)) }
+        #expect(throws: TokenMintError.self) { _ = try CollectedClientData(parsing: Array((base + #","tokenBinding":"present"}"#).utf8)) }
         _ = try CollectedClientData(parsing: Array((base + #","tokenBinding":{"status":"supported"}}"#).utf8))
     }
 

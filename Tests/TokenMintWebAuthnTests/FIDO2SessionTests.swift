@@ -1,3 +1,4 @@
+import TokenMintCore
 import Foundation
 import Testing
 import TokenMintCBOR
@@ -9,7 +10,7 @@ func expectCTAP(_ status: UInt8, sourceLocation: SourceLocation = #_sourceLocati
     do {
         try await body()
         Issue.record("expected CTAP2 status 0x\(String(status, radix: 16))", sourceLocation: sourceLocation)
-    } catch let error as WebAuthnError {
+    } catch let error as TokenMintError {
         if error.ctapStatus != status { Issue.record("expected 0x\(String(status, radix: 16)), got \(error)", sourceLocation: sourceLocation) }
     } catch {
         Issue.record("expected 0x\(String(status, radix: 16)), got \(error)", sourceLocation: sourceLocation)
@@ -55,7 +56,7 @@ struct FIDO2SessionTests {
                 #expect(result.signCount == stored + 1)
                 stored = result.signCount
                 // A replay (same counter) is a clone signal.
-                #expect(throws: WebAuthnError.self) {
+                #expect(throws: TokenMintError.self) {
                     try Self.verifier.verifyAssertion(credential: credential, storedSignCount: stored, clientDataJSON: json,
                                                       authenticatorData: response.authenticatorData.bytes, signature: response.signature, challenge: challenge)
                 }
@@ -126,7 +127,7 @@ struct FIDO2SessionTests {
         #expect(passkey.backupEligible && passkey.backupState)
         let a = try await synced.getAssertion(clientDataHash: [UInt8](repeating: 3, count: 32), rpID: Self.rp, allowList: [passkey.credentialID])
         #expect(a.authenticatorData.signCount == 0)
-        #expect(throws: WebAuthnError.self) { _ = try FIDO2Session(store: InMemoryStore(), backupEligible: false, backupState: true) }
+        #expect(throws: TokenMintError.self) { _ = try FIDO2Session(store: InMemoryStore(), backupEligible: false, backupState: true) }
     }
 
     @Test("RP rules: subdomain origins, cross-origin, BE/BS, UV policy, AT in assertions, trailing bytes, short challenges")
@@ -143,16 +144,16 @@ struct FIDO2SessionTests {
                 credential: credential, storedSignCount: 0, clientDataJSON: json, authenticatorData: data, signature: sig, challenge: c ?? challenge)
         }
         let (evilJSON, evil) = try await assertion(origin: "https://evil.example.org")
-        #expect(throws: WebAuthnError.self) { try verify(evilJSON, evil.authenticatorData.bytes, evil.signature) }
+        #expect(throws: TokenMintError.self) { try verify(evilJSON, evil.authenticatorData.bytes, evil.signature) }
         let (crossJSON, cross) = try await assertion(crossOrigin: true)
-        #expect(throws: WebAuthnError.self) { try verify(crossJSON, cross.authenticatorData.bytes, cross.signature) }
+        #expect(throws: TokenMintError.self) { try verify(crossJSON, cross.authenticatorData.bytes, cross.signature) }
         let (json, good) = try await assertion()
         try verify(json, good.authenticatorData.bytes, good.signature)
         var uvPolicy = Self.verifier.policy
         uvPolicy.requireUserVerification = true
-        #expect(throws: WebAuthnError.self) { try verify(json, good.authenticatorData.bytes, good.signature, policy: uvPolicy) }
-        #expect(throws: WebAuthnError.self) { try verify(json, good.authenticatorData.bytes + [0], good.signature) }
-        #expect(throws: WebAuthnError.self) { try verify(json, good.authenticatorData.bytes, good.signature, challenge: Array(challenge.prefix(15))) }
+        #expect(throws: TokenMintError.self) { try verify(json, good.authenticatorData.bytes, good.signature, policy: uvPolicy) }
+        #expect(throws: TokenMintError.self) { try verify(json, good.authenticatorData.bytes + [0], good.signature) }
+        #expect(throws: TokenMintError.self) { try verify(json, good.authenticatorData.bytes, good.signature, challenge: Array(challenge.prefix(15))) }
         // Single-use challenges through the host's callback.
         final class Used: @unchecked Sendable {
             let lock = NSLock()
@@ -163,12 +164,12 @@ struct FIDO2SessionTests {
         var once = Self.verifier.policy
         once.consumeChallenge = { used.consume($0) }
         try verify(json, good.authenticatorData.bytes, good.signature, policy: once)
-        #expect(throws: WebAuthnError.self) { try verify(json, good.authenticatorData.bytes, good.signature, policy: once) }
+        #expect(throws: TokenMintError.self) { try verify(json, good.authenticatorData.bytes, good.signature, policy: once) }
         var badFlags = good.authenticatorData.bytes
         badFlags[32] |= 0x10  // BS without BE
-        #expect(throws: WebAuthnError.self) { try verify(json, badFlags, good.signature) }
+        #expect(throws: TokenMintError.self) { try verify(json, badFlags, good.signature) }
         var reserved = good.authenticatorData.bytes
         reserved[32] |= 0x02
-        #expect(throws: WebAuthnError.self) { try verify(json, reserved, good.signature) }
+        #expect(throws: TokenMintError.self) { try verify(json, reserved, good.signature) }
     }
 }

@@ -1,3 +1,4 @@
+import TokenMintCore
 import Foundation
 import Testing
 import TokenMintCBOR
@@ -105,7 +106,7 @@ struct W3CVectorTests {
                 registrations += 1
                 var tampered = attestation
                 tampered[tampered.count - 5] ^= 0x01
-                #expect(throws: WebAuthnError.self, "\(section.title)") {
+                #expect(throws: TokenMintError.self, "\(section.title)") {
                     try verifier.verifyRegistration(clientDataJSON: r["clientDataJSON"] ?? [], attestationObject: tampered, challenge: r["challenge"] ?? [])
                 }
             } else {
@@ -127,7 +128,7 @@ struct W3CVectorTests {
                 var bytes = try #require(values[field])
                 bytes[bytes.count / 2] ^= 0x01
                 values[field] = bytes
-                #expect(throws: WebAuthnError.self, "\(section.title): \(field)") {
+                #expect(throws: TokenMintError.self, "\(section.title): \(field)") {
                     try verifier.verifyAssertion(credential: credential, storedSignCount: 0, clientDataJSON: values["clientDataJSON"] ?? [],
                                                  authenticatorData: values["authenticatorData"] ?? [], signature: values["signature"] ?? [],
                                                  challenge: values["challenge"] ?? [])

@@ -48,7 +48,7 @@ PUSH = '{"aps":{},"yp-type":"enrolment-succeeded.v1"}'
 STEP = 2048
 STEPS = 40
 FS_BYTES = 4 << 20
-TYPED = ("disk full", "read-only", "readonly", "I/O error", "StoreError", "store")
+TYPED = ("disk full", "read-only", "readonly", "I/O error", "store.")
 NOBODY = 65534
 
 checks = Checks()

@@ -1,3 +1,4 @@
+import TokenMintCore
 import CBenchRaw
 import Foundation
 import TokenMintCrypto
@@ -10,16 +11,16 @@ import TokenMintStore
 enum PaySuite {
     /// A store that accepts every token: the verifier's own cost.
     struct NoLedger: VerifierStore {
-        func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?, spending slot: [UInt8]?) throws(StoreError) -> Bool { true }
-        func prune(expiredBefore time: Int64) throws(StoreError) -> Int { 0 }
-        func enrolDevice(_ deviceID: String, record: [UInt8]) throws(StoreError) {}
-        func deviceRecord(_ deviceID: String) throws(StoreError) -> [UInt8]? { nil }
-        func grantOfflineAllowance(_ deviceID: String, count: Int64, notAfter: Int64) throws(StoreError) -> OfflineGrant {
+        func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?, spending slot: [UInt8]?) throws(TokenMintError) -> Bool { true }
+        func prune(expiredBefore time: Int64) throws(TokenMintError) -> Int { 0 }
+        func enrolDevice(_ deviceID: String, record: [UInt8]) throws(TokenMintError) {}
+        func deviceRecord(_ deviceID: String) throws(TokenMintError) -> [UInt8]? { nil }
+        func grantOfflineAllowance(_ deviceID: String, count: Int64, notAfter: Int64) throws(TokenMintError) -> OfflineGrant {
             OfflineGrant(deviceID: deviceID, first: 1, count: count, notAfter: notAfter)
         }
-        func offlineGrant(_ deviceID: String, containing counter: Int64) throws(StoreError) -> OfflineGrant? { nil }
-        func issueOnlinePart(_ deviceID: String, part: String, notAfter: Int64) throws(StoreError) {}
-        func onlinePart(_ deviceID: String, part: String) throws(StoreError) -> Int64? { nil }
+        func offlineGrant(_ deviceID: String, containing counter: Int64) throws(TokenMintError) -> OfflineGrant? { nil }
+        func issueOnlinePart(_ deviceID: String, part: String, notAfter: Int64) throws(TokenMintError) {}
+        func onlinePart(_ deviceID: String, part: String) throws(TokenMintError) -> Int64? { nil }
     }
 
     final class Pool: @unchecked Sendable {

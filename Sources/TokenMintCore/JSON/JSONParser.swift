@@ -1,20 +1,3 @@
-/// Why a JSON text was refused, and where.
-public struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// What is wrong, in words. Names the limit when a limit was exceeded.
-    public let reason: String
-    /// The zero-based byte offset in the input where the problem was found.
-    public let offset: Int
-
-    /// An error at byte `offset`.
-    public init(reason: String, offset: Int) {
-        self.reason = reason
-        self.offset = offset
-    }
-
-    /// `JSON error at byte N: reason`.
-    public var description: String { "JSON error at byte \(offset): \(reason)" }
-}
-
 /// A strict RFC 8259 parser for JOSE headers, claims sets and keys.
 ///
 /// It accepts exactly one JSON value with optional white space (space, tab,
@@ -53,8 +36,8 @@ public struct JSONParser: Sendable {
     ///
     /// Contiguous inputs (`[UInt8]`, `ArraySlice<UInt8>`, a native
     /// `String.UTF8View`) are read in place; others are copied once.
-    public static func parse(_ bytes: some Collection<UInt8>, limits: Limits = Limits()) throws(JSONError) -> JSONValue {
-        let outcome: Result<JSONValue, JSONError>
+    public static func parse(_ bytes: some Collection<UInt8>, limits: Limits = Limits()) throws(TokenMintError) -> JSONValue {
+        let outcome: Result<JSONValue, TokenMintError>
         if let contiguous = bytes.withContiguousStorageIfAvailable({ buffer in
             JSONParser.parseContiguous(buffer, limits: limits)
         }) {
@@ -72,15 +55,15 @@ public struct JSONParser: Sendable {
         }
     }
 
-    private static func tooLarge(_ count: Int, _ limits: Limits) -> JSONError {
-        JSONError(reason: "input is \(count) bytes, more than maximumBytes (\(limits.maximumBytes))",
+    private static func tooLarge(_ count: Int, _ limits: Limits) -> TokenMintError {
+        TokenMintError(.json.tooLarge, "input is \(count) bytes, more than maximumBytes (\(limits.maximumBytes))",
                   offset: limits.maximumBytes)
     }
 
-    private static func parseContiguous(_ buffer: UnsafeBufferPointer<UInt8>, limits: Limits) -> Result<JSONValue, JSONError> {
+    private static func parseContiguous(_ buffer: UnsafeBufferPointer<UInt8>, limits: Limits) -> Result<JSONValue, TokenMintError> {
         guard buffer.count <= limits.maximumBytes else { return .failure(tooLarge(buffer.count, limits)) }
         var reader = JSONReader(bytes: buffer, limits: limits)
-        do throws(JSONError) {
+        do throws(TokenMintError) {
             return .success(try reader.parseDocument())
         } catch {
             return .failure(error)
@@ -109,18 +92,18 @@ private struct JSONReader {
 
     // MARK: Document and values
 
-    mutating func parseDocument() throws(JSONError) -> JSONValue {
+    mutating func parseDocument() throws(TokenMintError) -> JSONValue {
         let value = try parseValue()
         skipWhitespace()
         guard index == end else {
-            throw JSONError(reason: "unexpected \(JSONReader.describe(bytes[index])) after the JSON value", offset: index)
+            throw TokenMintError(.json.malformed, "unexpected \(JSONReader.describe(bytes[index])) after the JSON value", offset: index)
         }
         return value
     }
 
-    mutating func parseValue() throws(JSONError) -> JSONValue {
+    mutating func parseValue() throws(TokenMintError) -> JSONValue {
         skipWhitespace()
-        guard index < end else { throw JSONError(reason: "unexpected end of input, expected a value", offset: index) }
+        guard index < end else { throw TokenMintError(.json.malformed, "unexpected end of input, expected a value", offset: index) }
         switch bytes[index] {
         case 0x7B:  // {
             return try parseObject()
@@ -140,7 +123,7 @@ private struct JSONReader {
         case 0x2D, 0x30...0x39:  // - 0-9
             return .number(try parseNumber())
         default:
-            throw JSONError(reason: "unexpected \(JSONReader.describe(bytes[index])), expected a value", offset: index)
+            throw TokenMintError(.json.malformed, "unexpected \(JSONReader.describe(bytes[index])), expected a value", offset: index)
         }
     }
 
@@ -157,15 +140,15 @@ private struct JSONReader {
     }
 
     /// Consumes `literal` exactly (`true`, `false`, `null`).
-    mutating func expectLiteral(_ literal: StaticString) throws(JSONError) {
+    mutating func expectLiteral(_ literal: StaticString) throws(TokenMintError) {
         let count = literal.utf8CodeUnitCount
         let expected = literal.utf8Start
         for k in 0..<count {
             guard index + k < end else {
-                throw JSONError(reason: "unexpected end of input in literal \"\(literal)\"", offset: index + k)
+                throw TokenMintError(.json.malformed, "unexpected end of input in literal \"\(literal)\"", offset: index + k)
             }
             guard bytes[index + k] == expected[k] else {
-                throw JSONError(reason: "invalid literal, expected \"\(literal)\"", offset: index + k)
+                throw TokenMintError(.json.malformed, "invalid literal, expected \"\(literal)\"", offset: index + k)
             }
         }
         index += count
@@ -173,14 +156,14 @@ private struct JSONReader {
 
     // MARK: Containers
 
-    mutating func enterContainer() throws(JSONError) {
+    mutating func enterContainer() throws(TokenMintError) {
         depth += 1
         guard depth <= limits.maximumDepth else {
-            throw JSONError(reason: "nesting deeper than maximumDepth (\(limits.maximumDepth))", offset: index)
+            throw TokenMintError(.json.tooLarge, "nesting deeper than maximumDepth (\(limits.maximumDepth))", offset: index)
         }
     }
 
-    mutating func parseArray() throws(JSONError) -> JSONValue {
+    mutating func parseArray() throws(TokenMintError) -> JSONValue {
         try enterContainer()
         index += 1  // [
         var elements: [JSONValue] = []
@@ -193,30 +176,30 @@ private struct JSONReader {
         var more = true
         while more {
             guard elements.count < limits.maximumMembers else {
-                throw JSONError(reason: "array has more than maximumMembers (\(limits.maximumMembers)) elements", offset: index)
+                throw TokenMintError(.json.tooLarge, "array has more than maximumMembers (\(limits.maximumMembers)) elements", offset: index)
             }
             elements.append(try parseValue())
             skipWhitespace()
-            guard index < end else { throw JSONError(reason: "unexpected end of input in array", offset: index) }
+            guard index < end else { throw TokenMintError(.json.malformed, "unexpected end of input in array", offset: index) }
             switch bytes[index] {
             case 0x2C:  // ,
                 index += 1
                 skipWhitespace()
                 if index < end && bytes[index] == 0x5D {
-                    throw JSONError(reason: "trailing comma in array", offset: index)
+                    throw TokenMintError(.json.malformed, "trailing comma in array", offset: index)
                 }
             case 0x5D:  // ]
                 index += 1
                 more = false
             default:
-                throw JSONError(reason: "unexpected \(JSONReader.describe(bytes[index])) in array, expected ',' or ']'", offset: index)
+                throw TokenMintError(.json.malformed, "unexpected \(JSONReader.describe(bytes[index])) in array, expected ',' or ']'", offset: index)
             }
         }
         depth -= 1
         return .array(elements)
     }
 
-    mutating func parseObject() throws(JSONError) -> JSONValue {
+    mutating func parseObject() throws(TokenMintError) -> JSONValue {
         try enterContainer()
         index += 1  // {
         var members: [JSONObject.Member] = []
@@ -229,42 +212,42 @@ private struct JSONReader {
         }
         var more = true
         while more {
-            guard index < end else { throw JSONError(reason: "unexpected end of input in object", offset: index) }
+            guard index < end else { throw TokenMintError(.json.malformed, "unexpected end of input in object", offset: index) }
             guard bytes[index] == 0x22 else {
-                throw JSONError(reason: "unexpected \(JSONReader.describe(bytes[index])) in object, expected a member name string", offset: index)
+                throw TokenMintError(.json.malformed, "unexpected \(JSONReader.describe(bytes[index])) in object, expected a member name string", offset: index)
             }
             guard members.count < limits.maximumMembers else {
-                throw JSONError(reason: "object has more than maximumMembers (\(limits.maximumMembers)) members", offset: index)
+                throw TokenMintError(.json.tooLarge, "object has more than maximumMembers (\(limits.maximumMembers)) members", offset: index)
             }
             let nameOffset = index
             let name = try parseString()
             if isDuplicate(name, in: members, seenNames: &seenNames) {
-                throw JSONError(reason: "duplicate member name\(JSONReader.quoted(name))", offset: nameOffset)
+                throw TokenMintError(.json.malformed, "duplicate member name\(JSONReader.quoted(name))", offset: nameOffset)
             }
 
             skipWhitespace()
-            guard index < end else { throw JSONError(reason: "unexpected end of input in object", offset: index) }
+            guard index < end else { throw TokenMintError(.json.malformed, "unexpected end of input in object", offset: index) }
             guard bytes[index] == 0x3A else {  // :
-                throw JSONError(reason: "unexpected \(JSONReader.describe(bytes[index])) after member name, expected ':'", offset: index)
+                throw TokenMintError(.json.malformed, "unexpected \(JSONReader.describe(bytes[index])) after member name, expected ':'", offset: index)
             }
             index += 1
             let value = try parseValue()
             members.append(JSONObject.Member(name: name, value: value))
 
             skipWhitespace()
-            guard index < end else { throw JSONError(reason: "unexpected end of input in object", offset: index) }
+            guard index < end else { throw TokenMintError(.json.malformed, "unexpected end of input in object", offset: index) }
             switch bytes[index] {
             case 0x2C:  // ,
                 index += 1
                 skipWhitespace()
                 if index < end && bytes[index] == 0x7D {
-                    throw JSONError(reason: "trailing comma in object", offset: index)
+                    throw TokenMintError(.json.malformed, "trailing comma in object", offset: index)
                 }
             case 0x7D:  // }
                 index += 1
                 more = false
             default:
-                throw JSONError(reason: "unexpected \(JSONReader.describe(bytes[index])) in object, expected ',' or '}'", offset: index)
+                throw TokenMintError(.json.malformed, "unexpected \(JSONReader.describe(bytes[index])) in object, expected ',' or '}'", offset: index)
             }
         }
         depth -= 1
@@ -295,14 +278,14 @@ private struct JSONReader {
 
     // MARK: Numbers
 
-    mutating func parseNumber() throws(JSONError) -> String {
+    mutating func parseNumber() throws(TokenMintError) -> String {
         let start = index
         switch JSONNumberSyntax.scan(bytes, from: start) {
         case .valid(let numberEnd):
             index = numberEnd
             return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<numberEnd]), as: UTF8.self)
         case .invalid(let reason, let offset):
-            throw JSONError(reason: reason, offset: offset)
+            throw TokenMintError(.json.malformed, reason, offset: offset)
         }
     }
 
@@ -312,7 +295,7 @@ private struct JSONReader {
     ///
     /// The fast path validates the bytes in place and makes the `String` from
     /// them in one step; the first backslash switches to ``parseEscapedString(quote:contentStart:)``.
-    mutating func parseString() throws(JSONError) -> String {
+    mutating func parseString() throws(TokenMintError) -> String {
         let quote = index
         index += 1
         let contentStart = index
@@ -326,19 +309,19 @@ private struct JSONReader {
             } else if byte == 0x5C {  // \
                 return try parseEscapedString(quote: quote, contentStart: contentStart)
             } else if byte < 0x20 {
-                throw JSONError(reason: "unescaped control character \(JSONReader.describe(byte)) in string", offset: index)
+                throw TokenMintError(.json.malformed, "unescaped control character \(JSONReader.describe(byte)) in string", offset: index)
             } else if byte < 0x80 {
                 index += 1
             } else {
                 index += try utf8SequenceLength(at: index)
             }
         }
-        throw JSONError(reason: "unterminated string", offset: quote)
+        throw TokenMintError(.json.malformed, "unterminated string", offset: quote)
     }
 
     /// Continues a string at its first backslash (`index`), decoding into a
     /// byte buffer.
-    mutating func parseEscapedString(quote: Int, contentStart: Int) throws(JSONError) -> String {
+    mutating func parseEscapedString(quote: Int, contentStart: Int) throws(TokenMintError) -> String {
         var utf8: [UInt8] = []
         utf8.reserveCapacity(index - contentStart + 32)
         utf8.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[contentStart..<index]))
@@ -352,7 +335,7 @@ private struct JSONReader {
             case 0x5C:  // \
                 try parseEscape(into: &utf8)
             case 0x00..<0x20:
-                throw JSONError(reason: "unescaped control character \(JSONReader.describe(byte)) in string", offset: index)
+                throw TokenMintError(.json.malformed, "unescaped control character \(JSONReader.describe(byte)) in string", offset: index)
             case 0x20..<0x80:
                 utf8.append(byte)
                 index += 1
@@ -362,22 +345,22 @@ private struct JSONReader {
                 index += length
             }
         }
-        throw JSONError(reason: "unterminated string", offset: quote)
+        throw TokenMintError(.json.malformed, "unterminated string", offset: quote)
     }
 
-    func checkStringLength(quote: Int, contentStart: Int) throws(JSONError) {
+    func checkStringLength(quote: Int, contentStart: Int) throws(TokenMintError) {
         guard index - contentStart <= limits.maximumStringBytes else {
-            throw JSONError(
-                reason: "string is \(index - contentStart) bytes, more than maximumStringBytes (\(limits.maximumStringBytes))",
+            throw TokenMintError(
+                .json.tooLarge, "string is \(index - contentStart) bytes, more than maximumStringBytes (\(limits.maximumStringBytes))",
                 offset: quote)
         }
     }
 
     /// Decodes the escape sequence whose backslash is at `index` and appends
     /// its UTF-8 to `utf8`.
-    mutating func parseEscape(into utf8: inout [UInt8]) throws(JSONError) {
+    mutating func parseEscape(into utf8: inout [UInt8]) throws(TokenMintError) {
         let escapeStart = index
-        guard index + 1 < end else { throw JSONError(reason: "unterminated escape sequence", offset: escapeStart) }
+        guard index + 1 < end else { throw TokenMintError(.json.malformed, "unterminated escape sequence", offset: escapeStart) }
         let code = bytes[index + 1]
         index += 2
         switch code {
@@ -399,29 +382,29 @@ private struct JSONReader {
             var scalar = unit
             if unit >= 0xD800 && unit <= 0xDBFF {
                 guard index + 1 < end && bytes[index] == 0x5C && bytes[index + 1] == 0x75 else {
-                    throw JSONError(reason: "high surrogate \\u\(JSONReader.hex(unit, digits: 4)) is not followed by a \\u low surrogate",
+                    throw TokenMintError(.json.malformed, "high surrogate \\u\(JSONReader.hex(unit, digits: 4)) is not followed by a \\u low surrogate",
                                     offset: escapeStart)
                 }
                 let low = try hex4(at: index + 2)
                 guard low >= 0xDC00 && low <= 0xDFFF else {
-                    throw JSONError(reason: "high surrogate \\u\(JSONReader.hex(unit, digits: 4)) is followed by \\u\(JSONReader.hex(low, digits: 4)), not a low surrogate",
+                    throw TokenMintError(.json.malformed, "high surrogate \\u\(JSONReader.hex(unit, digits: 4)) is followed by \\u\(JSONReader.hex(low, digits: 4)), not a low surrogate",
                                     offset: index)
                 }
                 index += 6
                 scalar = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
             } else if unit >= 0xDC00 && unit <= 0xDFFF {
-                throw JSONError(reason: "unpaired low surrogate \\u\(JSONReader.hex(unit, digits: 4))", offset: escapeStart)
+                throw TokenMintError(.json.malformed, "unpaired low surrogate \\u\(JSONReader.hex(unit, digits: 4))", offset: escapeStart)
             }
             JSONReader.appendUTF8(scalar, to: &utf8)
         default:
-            throw JSONError(reason: "invalid escape sequence \\\(JSONReader.describeEscaped(code))", offset: escapeStart)
+            throw TokenMintError(.json.malformed, "invalid escape sequence \\\(JSONReader.describeEscaped(code))", offset: escapeStart)
         }
     }
 
     /// The four hexadecimal digits at `position`, as a UTF-16 code unit.
-    func hex4(at position: Int) throws(JSONError) -> UInt32 {
+    func hex4(at position: Int) throws(TokenMintError) -> UInt32 {
         guard position + 4 <= end else {
-            throw JSONError(reason: "truncated \\u escape, expected four hexadecimal digits", offset: position)
+            throw TokenMintError(.json.malformed, "truncated \\u escape, expected four hexadecimal digits", offset: position)
         }
         var unit: UInt32 = 0
         for k in 0..<4 {
@@ -432,7 +415,7 @@ private struct JSONReader {
             case 0x41...0x46: digit = UInt32(byte - 0x41 + 10)  // A-F
             case 0x61...0x66: digit = UInt32(byte - 0x61 + 10)  // a-f
             default:
-                throw JSONError(reason: "invalid \\u escape, \(JSONReader.describe(byte)) is not a hexadecimal digit", offset: position + k)
+                throw TokenMintError(.json.malformed, "invalid \\u escape, \(JSONReader.describe(byte)) is not a hexadecimal digit", offset: position + k)
             }
             unit = unit << 4 | digit
         }
@@ -462,21 +445,21 @@ private struct JSONReader {
     /// Validates the multi-byte UTF-8 sequence whose lead byte (≥ 0x80) is at
     /// `position` and returns its length (``StrictUTF8``), with the reason
     /// in the error when it is ill-formed.
-    func utf8SequenceLength(at position: Int) throws(JSONError) -> Int {
+    func utf8SequenceLength(at position: Int) throws(TokenMintError) -> Int {
         switch StrictUTF8.sequenceLength(bytes, at: position) {
         case .success(let length):
             return length
         case .failure(.unexpectedContinuation):
-            throw JSONError(reason: "invalid UTF-8: unexpected continuation byte \(JSONReader.describe(bytes[position]))", offset: position)
+            throw TokenMintError(.json.malformed, "invalid UTF-8: unexpected continuation byte \(JSONReader.describe(bytes[position]))", offset: position)
         case .failure(.invalidLead):
-            throw JSONError(reason: "invalid UTF-8: \(JSONReader.describe(bytes[position])) cannot start a sequence", offset: position)
+            throw TokenMintError(.json.malformed, "invalid UTF-8: \(JSONReader.describe(bytes[position])) cannot start a sequence", offset: position)
         case .failure(.truncated):
-            throw JSONError(reason: "invalid UTF-8: truncated sequence", offset: position)
+            throw TokenMintError(.json.malformed, "invalid UTF-8: truncated sequence", offset: position)
         case .failure(.invalidContinuation(offset: 1)):
-            throw JSONError(reason: "invalid UTF-8: \(JSONReader.describe(bytes[position + 1])) cannot follow \(JSONReader.describe(bytes[position]))",
+            throw TokenMintError(.json.malformed, "invalid UTF-8: \(JSONReader.describe(bytes[position + 1])) cannot follow \(JSONReader.describe(bytes[position]))",
                             offset: position + 1)
         case .failure(.invalidContinuation(let offset)):
-            throw JSONError(reason: "invalid UTF-8: truncated sequence before \(JSONReader.describe(bytes[position + offset]))", offset: position + offset)
+            throw TokenMintError(.json.malformed, "invalid UTF-8: truncated sequence before \(JSONReader.describe(bytes[position + offset]))", offset: position + offset)
         }
     }
 

@@ -1,6 +1,7 @@
 // A cash desk and a phone, in one process for the example: the phone enrols
 // and mints payment tokens offline; the desk enrols the phone, grants it
 // offline counter values, and verifies each token once, in a SQLite ledger.
+import TokenMintCore
 import Foundation
 import TokenMintCrypto
 import TokenMintPay
@@ -33,7 +34,7 @@ let grant = try await desk.grantOfflineAllowance(deviceID: deviceID, count: 2, w
 print("desk granted counters \(grant.first)...\(grant.first + grant.count - 1)")
 
 /// One verification, its typed error as a value.
-func check(_ desk: PaymentTokenVerifier, _ token: String, _ deviceID: String, _ attempt: String) async -> Result<VerifiedPaymentToken, WhitelabelPayError> {
+func check(_ desk: PaymentTokenVerifier, _ token: String, _ deviceID: String, _ attempt: String) async -> Result<VerifiedPaymentToken, TokenMintError> {
     do { return .success(try await desk.verify(token, deviceID: deviceID, attempt: attempt)) } catch { return .failure(error) }
 }
 
@@ -44,14 +45,14 @@ for number in 1...3 {
     case .success(let verified):
         accepted += 1
         print("sale \(number): accepted \(verified.token.unsignedPart)")
-        guard case .failure(let error) = await check(desk, token, deviceID, "another-sale"), error.code == .replayedToken else {
+        guard case .failure(let error) = await check(desk, token, deviceID, "another-sale"), error.code == .pay.replayedToken else {
             print("sale \(number): the same token was accepted twice")
             exit(1)
         }
         print("sale \(number): the same token for another sale is refused (\(error.code))")
     case .failure(let error):
         print("sale \(number): refused (\(error.code)): \(error.reason)")
-        guard error.code == .offlineTokenLimitReached else { exit(1) }
+        guard error.code == .pay.offlineTokenLimitReached else { exit(1) }
     }
 }
 print("\(accepted) of 3 offline tokens accepted, as granted")
