@@ -107,7 +107,7 @@ let package = Package(
         .target(
             name: "TokenMintPostgres",
             dependencies: [
-                "TokenMintStore",
+                "TokenMintPay", "TokenMintStore",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -28,111 +28,121 @@ extension JWK {
 
     /// Builds a JWK from a parsed JSON object (RFC 7517 §4; unknown members are ignored).
     public init(object: JSONObject) throws(TokenMintError) {
-        func string(_ name: String) throws(TokenMintError) -> String? {
-            guard let value = object[name] else { return nil }
-            guard let text = value.stringValue else { throw .key("\"\(name)\" must be a string") }
-            return text
+        let members = JWKMembers(object: object)
+        let common = try JWK.commonMembers(members)
+        let material: Material
+        do {
+            material = try JWK.keyMaterial(common.keyType, members)
+        } catch {
+            throw TokenMintError.wrap(error, as: .jose.invalidKey, "invalid \(common.kty) key: \(error.reason)")
         }
-        func required(_ name: String) throws(TokenMintError) -> String {
-            guard let text = try string(name) else { throw .key("\"\(name)\" is missing") }
-            return text
-        }
-        func bytes(_ name: String) throws(TokenMintError) -> [UInt8]? {
-            guard let text = try string(name) else { return nil }
-            return try B64.decode(text, "JWK member \"\(name)\"")
-        }
-        func requiredBytes(_ name: String) throws(TokenMintError) -> [UInt8] {
-            guard let value = try bytes(name) else { throw .key("\"\(name)\" is missing") }
-            return value
-        }
+        self.init(material: material, keyID: common.keyID, algorithm: common.algorithm, use: common.use, keyOperations: common.operations)
+    }
 
-        let kty = try required("kty")
+    /// `kty`, `kid`, `alg`, `use` and `key_ops` (RFC 7517 §4.1–4.5), checked in that order.
+    private static func commonMembers(_ members: JWKMembers) throws(TokenMintError) -> JWKCommonMembers {
+        let kty = try members.required("kty")
         guard let keyType = KeyType(rawValue: kty) else { throw .key("unsupported kty \"\(kty)\"") }
-        let keyID = try string("kid")
-        let alg = try string("alg")
-        let use = try string("use")
-        var ops: [String]? = nil
-        if let value = object["key_ops"] {
-            guard let array = value.arrayValue, !array.isEmpty else { throw .key("\"key_ops\" must be a non-empty array") }
-            var seen: [String] = []
-            for item in array {
-                guard let op = item.stringValue, !seen.contains(op) else {
-                    throw .key("\"key_ops\" must hold distinct strings")
-                }
-                seen.append(op)
-            }
-            ops = seen
-        }
+        let keyID = try members.string("kid")
+        let alg = try members.string("alg")
+        let use = try members.string("use")
+        let ops = try parseKeyOperations(members.object["key_ops"])
         if let use, let ops, use == "sig", ops.contains(where: { $0 != "sign" && $0 != "verify" }) {
             throw .key("\"use\" and \"key_ops\" disagree")  // RFC 7517 §4.3
         }
+        return JWKCommonMembers(kty: kty, keyType: keyType, keyID: keyID, algorithm: alg, use: use, operations: ops)
+    }
 
-        let material: Material
-        do {
-            switch keyType {
-            case .oct:
-                let k = try requiredBytes("k")
-                guard !k.isEmpty else { throw TokenMintError.key("empty oct key") }
-                guard k.count <= 1 << 16 else { throw TokenMintError.key("oct key longer than 64 KiB") }
-                material = .secret(HMACSecret(SecureBytes(k)))
-            case .okp:
-                let crv = try required("crv")
-                guard crv == "Ed25519" else { throw TokenMintError.key("unsupported OKP curve \"\(crv)\"") }
-                let x = try requiredBytes("x")
-                let publicKey = try Ed25519.PublicKey(rawRepresentation: x)
-                if let d = try bytes("d") {
-                    let privateKey = try Ed25519.PrivateKey(rawRepresentation: d)
-                    guard privateKey.publicKey == publicKey else { throw TokenMintError.key("OKP \"d\" does not match \"x\"") }
-                    material = .ed25519Private(privateKey)
-                } else {
-                    material = .ed25519Public(publicKey)
-                }
-            case .ec:
-                let crv = try required("crv")
-                let curve: ECDSA.Curve
-                switch crv {
-                case "P-256": curve = .p256
-                case "P-384": curve = .p384
-                case "P-521": curve = .p521
-                default: throw TokenMintError.key("unsupported EC curve \"\(crv)\"")
-                }
-                // RFC 7518 §6.2.1.2–3: coordinates are exactly the field size.
-                let publicKey = try ECDSA.PublicKey(x: requiredBytes("x"), y: requiredBytes("y"), curve: curve)
-                if let d = try bytes("d") {
-                    let privateKey = try ECDSA.PrivateKey(rawRepresentation: d, curve: curve)
-                    guard privateKey.publicKey == publicKey else { throw TokenMintError.key("EC \"d\" does not match x, y") }
-                    material = .ecPrivate(privateKey)
-                } else {
-                    material = .ecPublic(publicKey)
-                }
-            case .rsa:
-                if object["oth"] != nil { throw TokenMintError.key("multi-prime RSA keys (\"oth\") are not supported") }
-                let n = try requiredBytes("n")
-                let e = try requiredBytes("e")
-                // RFC 7518 §6.3.1: minimal big-endian, no leading zero octets.
-                guard n.first != 0, e.first != 0 else { throw TokenMintError.key("RSA \"n\" and \"e\" must not have leading zero octets") }
-                try RSAFingerprint.checkNotROCA(modulus: n)
-                let publicKey = try RSA.PublicKey(modulus: n, publicExponent: e)
-                if let d = try bytes("d") {
-                    guard let p = try bytes("p"), let q = try bytes("q") else {
-                        throw TokenMintError.key("RSA private JWKs need \"p\" and \"q\"")
-                    }
-                    let crt = try [bytes("dp"), bytes("dq"), bytes("qi")]
-                    let components = RSA.Components(
-                        n: n, e: e, d: SecureBytes(d), p: SecureBytes(p), q: SecureBytes(q),
-                        dp: crt[0].map { SecureBytes($0) }, dq: crt[1].map { SecureBytes($0) },
-                        qi: crt[2].map { SecureBytes($0) })
-                    let privateKey = try RSA.PrivateKey(components: components)
-                    guard privateKey.publicKey == publicKey else { throw TokenMintError.key("RSA private part does not match n, e") }
-                    material = .rsaPrivate(privateKey)
-                } else {
-                    material = .rsaPublic(publicKey)
-                }
+    /// `key_ops`: absent, or a non-empty array of distinct strings.
+    private static func parseKeyOperations(_ value: JSONValue?) throws(TokenMintError) -> [String]? {
+        guard let value else { return nil }
+        guard let array = value.arrayValue, !array.isEmpty else { throw .key("\"key_ops\" must be a non-empty array") }
+        var seen: [String] = []
+        for item in array {
+            guard let op = item.stringValue, !seen.contains(op) else {
+                throw .key("\"key_ops\" must hold distinct strings")
             }
-        } catch {
-            throw TokenMintError.wrap(error, as: .jose.invalidKey, "invalid \(kty) key: \((error as? TokenMintError)?.reason ?? "\(error)")")
+            seen.append(op)
         }
-        self.init(material: material, keyID: keyID, algorithm: alg, use: use, keyOperations: ops)
+        return seen
+    }
+
+    /// The key material of a `keyType` key; the caller wraps what fails as `invalidKey`.
+    private static func keyMaterial(_ keyType: KeyType, _ members: JWKMembers) throws(TokenMintError) -> Material {
+        switch keyType {
+        case .oct: return try octMaterial(members)
+        case .okp: return try okpMaterial(members)
+        case .ec: return try ecMaterial(members)
+        case .rsa: return try rsaMaterial(members)
+        }
+    }
+
+    /// An `oct` key (RFC 7518 §6.4): 1 byte to 64 KiB.
+    private static func octMaterial(_ members: JWKMembers) throws(TokenMintError) -> Material {
+        let k = try members.requiredBytes("k")
+        guard !k.isEmpty else { throw TokenMintError.key("empty oct key") }
+        guard k.count <= 1 << 16 else { throw TokenMintError.key("oct key longer than 64 KiB") }
+        return .secret(HMACSecret(SecureBytes(k)))
+    }
+
+    /// An `OKP` key (RFC 8037): Ed25519 only; a private `d` must match `x`.
+    private static func okpMaterial(_ members: JWKMembers) throws(TokenMintError) -> Material {
+        let crv = try members.required("crv")
+        guard crv == "Ed25519" else { throw TokenMintError.key("unsupported OKP curve \"\(crv)\"") }
+        let x = try members.requiredBytes("x")
+        let publicKey = try Ed25519.PublicKey(rawRepresentation: x)
+        guard let d = try members.bytes("d") else { return .ed25519Public(publicKey) }
+        let privateKey = try Ed25519.PrivateKey(rawRepresentation: d)
+        guard privateKey.publicKey == publicKey else { throw TokenMintError.key("OKP \"d\" does not match \"x\"") }
+        return .ed25519Private(privateKey)
+    }
+
+    /// An `EC` key (RFC 7518 §6.2): P-256, P-384 or P-521; a private `d` must match `x`, `y`.
+    private static func ecMaterial(_ members: JWKMembers) throws(TokenMintError) -> Material {
+        let crv = try members.required("crv")
+        let curve: ECDSA.Curve
+        switch crv {
+        case "P-256": curve = .p256
+        case "P-384": curve = .p384
+        case "P-521": curve = .p521
+        default: throw TokenMintError.key("unsupported EC curve \"\(crv)\"")
+        }
+        // RFC 7518 §6.2.1.2–3: coordinates are exactly the field size.
+        let publicKey = try ECDSA.PublicKey(x: members.requiredBytes("x"), y: members.requiredBytes("y"), curve: curve)
+        guard let d = try members.bytes("d") else { return .ecPublic(publicKey) }
+        let privateKey = try ECDSA.PrivateKey(rawRepresentation: d, curve: curve)
+        guard privateKey.publicKey == publicKey else { throw TokenMintError.key("EC \"d\" does not match x, y") }
+        return .ecPrivate(privateKey)
+    }
+
+    /// An `RSA` key (RFC 7518 §6.3): two primes only, minimal `n` and `e`, not ROCA-weak.
+    private static func rsaMaterial(_ members: JWKMembers) throws(TokenMintError) -> Material {
+        if members.object["oth"] != nil { throw TokenMintError.key("multi-prime RSA keys (\"oth\") are not supported") }
+        let n = try members.requiredBytes("n")
+        let e = try members.requiredBytes("e")
+        // RFC 7518 §6.3.1: minimal big-endian, no leading zero octets.
+        guard n.first != 0, e.first != 0 else { throw TokenMintError.key("RSA \"n\" and \"e\" must not have leading zero octets") }
+        try RSAFingerprint.checkNotROCA(modulus: n)
+        let publicKey = try RSA.PublicKey(modulus: n, publicExponent: e)
+        guard let d = try members.bytes("d") else { return .rsaPublic(publicKey) }
+        return try rsaPrivateMaterial(members, n: n, e: e, d: d, publicKey: publicKey)
+    }
+
+    /// The private part of an `RSA` key: `p` and `q` required, the CRT values optional; it must match `n`, `e`.
+    private static func rsaPrivateMaterial(
+        _ members: JWKMembers, n: [UInt8], e: [UInt8], d: [UInt8], publicKey: RSA.PublicKey
+    ) throws(TokenMintError) -> Material {
+        guard let p = try members.bytes("p"), let q = try members.bytes("q") else {
+            throw TokenMintError.key("RSA private JWKs need \"p\" and \"q\"")
+        }
+        let crt = try [members.bytes("dp"), members.bytes("dq"), members.bytes("qi")]
+        let components = RSA.Components(
+            n: n, e: e, d: SecureBytes(d), p: SecureBytes(p), q: SecureBytes(q),
+            dp: crt[0].map { SecureBytes($0) }, dq: crt[1].map { SecureBytes($0) },
+            qi: crt[2].map { SecureBytes($0) })
+        let privateKey = try RSA.PrivateKey(components: components)
+        guard privateKey.publicKey == publicKey else { throw TokenMintError.key("RSA private part does not match n, e") }
+        return .rsaPrivate(privateKey)
     }
 
     /// The JWK as a JSON object: public members always, private members only
@@ -262,4 +272,44 @@ extension String {
         }
         return String(decoding: bytes[start...end], as: UTF8.self)
     }
+}
+
+/// A JWK's members, each read with the checks every member gets.
+private struct JWKMembers {
+    let object: JSONObject
+
+    /// A string member, or nil when absent.
+    func string(_ name: String) throws(TokenMintError) -> String? {
+        guard let value = object[name] else { return nil }
+        guard let text = value.stringValue else { throw .key("\"\(name)\" must be a string") }
+        return text
+    }
+
+    /// A string member that must be present.
+    func required(_ name: String) throws(TokenMintError) -> String {
+        guard let text = try string(name) else { throw .key("\"\(name)\" is missing") }
+        return text
+    }
+
+    /// A base64url member, or nil when absent.
+    func bytes(_ name: String) throws(TokenMintError) -> [UInt8]? {
+        guard let text = try string(name) else { return nil }
+        return try B64.decode(text, "JWK member \"\(name)\"")
+    }
+
+    /// A base64url member that must be present.
+    func requiredBytes(_ name: String) throws(TokenMintError) -> [UInt8] {
+        guard let value = try bytes(name) else { throw .key("\"\(name)\" is missing") }
+        return value
+    }
+}
+
+/// The members every JWK has or may have, whatever its key type.
+private struct JWKCommonMembers {
+    let kty: String
+    let keyType: JWK.KeyType
+    let keyID: String?
+    let algorithm: String?
+    let use: String?
+    let operations: [String]?
 }

@@ -1,6 +1,6 @@
 public import TokenMintCore
 import TokenMintCrypto
-public import TokenMintStore
+import TokenMintStore
 
 /// A payment token that verified.
 public struct VerifiedPaymentToken: Sendable {

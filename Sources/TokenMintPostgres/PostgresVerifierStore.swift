@@ -1,6 +1,7 @@
 #if Postgres
 public import TokenMintCore
-public import TokenMintStore
+public import TokenMintPay
+import TokenMintStore
 public import Logging
 internal import PostgresNIO
 import Foundation

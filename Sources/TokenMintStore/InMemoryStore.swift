@@ -5,16 +5,12 @@ import Foundation
 /// A store that lives in memory: same semantics as ``SQLiteStore`` (all or
 /// nothing per transaction, one writer), no durability. For tests, benchmarks
 /// and hosts that persist elsewhere.
-public final class InMemoryStore: KeyValueStore, VerifierStore, @unchecked Sendable {
+public final class InMemoryStore: KeyValueStore, @unchecked Sendable {
     private let lock = NSLock()
     private var items: [String: [UInt8]] = [:]
     private var secrets: [String: SecureBytes] = [:]
     private var counters: [String: Int64] = [:]
-    private var ledger: [[UInt8]: (expiresAt: Int64, attempt: [UInt8]?)] = [:]
-    private var devices: [String: (record: [UInt8], next: Int64)] = [:]
-    private var grants: [String: [OfflineGrant]] = [:]
-    private var spent: [[UInt8]: [UInt8]] = [:]
-    private var issued: [String: [String: Int64]] = [:]
+    private var states: [String: AnyObject] = [:]
 
     /// An empty store.
     public init() {}
@@ -70,93 +66,27 @@ public final class InMemoryStore: KeyValueStore, VerifierStore, @unchecked Senda
         secrets = [:]
         items = [:]
         counters = [:]
-        ledger = [:]
-        devices = [:]
-        grants = [:]
-        spent = [:]
-        issued = [:]
+        states = [:]
     }
 
-    /// Records `identifier` once, spending `slot` with it.
-    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]? = nil, spending slot: [UInt8]? = nil) throws(TokenMintError) -> Bool {
-        try VerifierStoreLimits.checkIdentifier(identifier, attempt: attempt)
-        try VerifierStoreLimits.checkSlot(slot)
-        lock.lock()
-        defer { lock.unlock() }
-        if let slot, let owner = spent[slot], owner != identifier { return false }
-        if let existing = ledger[identifier] { return attempt != nil && existing.attempt == attempt }
-        ledger[identifier] = (expiresAt, attempt)
-        if let slot { spent[slot] = identifier }
-        return true
-    }
+    // MARK: State of other modules
 
-    /// Drops expired identifiers.
-    public func prune(expiredBefore time: Int64) throws(TokenMintError) -> Int {
+    /// Runs `body` under the store's lock with the state another module of
+    /// the package keeps in this store under `key` (the payment verifier's
+    /// ledger, devices and grants), made by `make` the first time.
+    /// ``reset()`` forgets it.
+    package func withState<State: AnyObject, T>(
+        _ key: String, make: () -> State, _ body: (State) throws(TokenMintError) -> T
+    ) throws(TokenMintError) -> T {
         lock.lock()
         defer { lock.unlock() }
-        let expired = ledger.filter { $0.value.expiresAt < time }.map(\.key)
-        for key in expired { ledger[key] = nil }
-        return expired.count
-    }
-
-    /// Enrols a device (idempotent for the same record).
-    public func enrolDevice(_ deviceID: String, record: [UInt8]) throws(TokenMintError) {
-        try VerifierStoreLimits.checkDevice(deviceID, record: record)
-        lock.lock()
-        defer { lock.unlock() }
-        if let existing = devices[deviceID] {
-            guard existing.record == record else { throw TokenMintError(.store.conflict, "device \(deviceID) is enrolled with another record") }
-            return
+        let state: State
+        if let existing = states[key] as? State {
+            state = existing
+        } else {
+            state = make()
+            states[key] = state
         }
-        devices[deviceID] = (record, 1)
-    }
-
-    /// The record of an enrolled device.
-    public func deviceRecord(_ deviceID: String) throws(TokenMintError) -> [UInt8]? {
-        try VerifierStoreLimits.checkDevice(deviceID)
-        lock.lock()
-        defer { lock.unlock() }
-        return devices[deviceID]?.record
-    }
-
-    /// Takes the next `count` counter values of the device.
-    public func grantOfflineAllowance(_ deviceID: String, count: Int64, notAfter: Int64) throws(TokenMintError) -> OfflineGrant {
-        try VerifierStoreLimits.checkDevice(deviceID)
-        try VerifierStoreLimits.checkGrant(count: count)
-        lock.lock()
-        defer { lock.unlock() }
-        guard let device = devices[deviceID] else { throw TokenMintError(.store.notFound, "device \(deviceID) is not enrolled") }
-        let grant = OfflineGrant(deviceID: deviceID, first: device.next, count: count, notAfter: notAfter)
-        devices[deviceID] = (device.record, device.next + count)
-        grants[deviceID, default: []].append(grant)
-        return grant
-    }
-
-    /// The grant holding `counter`.
-    public func offlineGrant(_ deviceID: String, containing counter: Int64) throws(TokenMintError) -> OfflineGrant? {
-        try VerifierStoreLimits.checkDevice(deviceID)
-        lock.lock()
-        defer { lock.unlock() }
-        return grants[deviceID]?.first { $0.contains(counter) }
-    }
-
-    /// Records an issued unsigned part.
-    public func issueOnlinePart(_ deviceID: String, part: String, notAfter: Int64) throws(TokenMintError) {
-        try VerifierStoreLimits.checkDevice(deviceID)
-        try VerifierStoreLimits.checkPart(part)
-        lock.lock()
-        defer { lock.unlock() }
-        guard devices[deviceID] != nil else { throw TokenMintError(.store.notFound, "device \(deviceID) is not enrolled") }
-        guard issued[deviceID]?[part] == nil else { throw TokenMintError(.store.conflict, "this unsigned part was issued before") }
-        issued[deviceID, default: [:]][part] = notAfter
-    }
-
-    /// The `notAfter` of an issued unsigned part.
-    public func onlinePart(_ deviceID: String, part: String) throws(TokenMintError) -> Int64? {
-        try VerifierStoreLimits.checkDevice(deviceID)
-        try VerifierStoreLimits.checkPart(part)
-        lock.lock()
-        defer { lock.unlock() }
-        return issued[deviceID]?[part]
+        return try body(state)
     }
 }

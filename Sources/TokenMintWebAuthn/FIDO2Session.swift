@@ -114,6 +114,16 @@ public actor FIDO2Session {
     let backupEligible: Bool
     let backupState: Bool
     let signCountPolicy: SignCountPolicy
+    /// The default of ``maximumResidentCredentials``.
+    public static let defaultMaximumResidentCredentials = 1000
+    /// How many discoverable (resident) credentials this authenticator keeps,
+    /// over every RP. A makeCredential with `residentKey` beyond it fails with
+    /// `keyStoreFull` (CTAP2_ERR_KEY_STORE_FULL, 0x28) and stores nothing;
+    /// credentials that are not resident are not capped. The count is kept in
+    /// the store, changed in the transaction that adds a resident credential,
+    /// and cleared by ``reset()``. Resident credentials made before the count
+    /// existed (stores written by an older TokenMint) are not in it.
+    public let maximumResidentCredentials: Int
     let confirmPresence: @Sendable (Request) async -> Bool
     let verifyUser: @Sendable (Request) async -> Bool
     private var pending: [(id: [UInt8], hash: [UInt8])] = []
@@ -138,17 +148,22 @@ public actor FIDO2Session {
     public init(
         store: any KeyValueStore, aaguid: [UInt8] = [UInt8](repeating: 0, count: 16), supportsUserVerification: Bool = false,
         backupEligible: Bool = false, backupState: Bool = false, signCountPolicy: SignCountPolicy = .perCredential,
+        maximumResidentCredentials: Int = FIDO2Session.defaultMaximumResidentCredentials,
         confirmPresence: @escaping @Sendable (Request) async -> Bool = { _ in true },
         verifyUser: @escaping @Sendable (Request) async -> Bool = { _ in true }
     ) throws(TokenMintError) {
         guard aaguid.count == 16 else { throw TokenMintError(.webAuthn.invalidParameter, "an AAGUID is 16 bytes") }
         guard backupEligible || !backupState else { throw TokenMintError(.webAuthn.invalidParameter, "BS needs BE") }
+        guard maximumResidentCredentials >= 1 else {
+            throw TokenMintError(.webAuthn.invalidParameter, "maximumResidentCredentials must be at least 1")
+        }
         self.store = store
         self.aaguid = aaguid
         self.supportsUserVerification = supportsUserVerification
         self.backupEligible = backupEligible
         self.backupState = backupState
         self.signCountPolicy = signCountPolicy
+        self.maximumResidentCredentials = maximumResidentCredentials
         self.confirmPresence = confirmPresence
         self.verifyUser = verifyUser
     }
@@ -176,6 +191,8 @@ public actor FIDO2Session {
 
     static func name(_ kind: String, _ id: [UInt8]) -> String { "fido2.\(kind).\(Base64URL.encode(id))" }
     static func rpIndex(_ rpID: String) -> String { "fido2.rp.\(Base64URL.encode(HashFunction.sha256.hash(Array(rpID.utf8))))" }
+    /// The counter of resident credentials, over every RP.
+    static let residentCountName = "fido2.residents"
 
     /// makeCredential (CTAP2 authenticatorMakeCredential).
     public func makeCredential(
@@ -183,8 +200,41 @@ public actor FIDO2Session {
         pubKeyCredParams: [COSEAlgorithm], excludeList: [[UInt8]] = [], options: MakeCredentialOptions = MakeCredentialOptions(),
         attestation: Attestation = .none
     ) async throws(TokenMintError) -> MakeCredentialResponse {
+        let algorithm = try checkArguments(clientDataHash: clientDataHash, rpID: rp.id, userID: user.id, userName: user.name,
+                                           pubKeyCredParams: pubKeyCredParams, options: options)
+        let request = Request(operation: "makeCredential", rpID: rp.id, userName: user.name)
+        try await checkExcludeList(excludeList, rpID: rp.id, request: request)
+        let verified = try await confirmUser(request, userVerification: options.userVerification)
+        if options.residentKey { try checkResidentCapacity() }
+        let credentialID = SecureRandom.bytes(count: 32)
+        let key = try makeKey(algorithm, credentialID: credentialID)
+        let record = Record(rpID: rp.id, userID: user.id, userName: user.name, algorithm: algorithm.rawValue, resident: options.residentKey)
+        try storeCredential(credentialID, seed: key.seed, record: record)
+        let authData = newAuthenticatorData(rpID: rp.id, verified: verified, credentialID: credentialID, publicKey: key.publicKey)
+        let statement = try FIDO2Session.attestationStatement(attestation, algorithm: algorithm, authData: authData,
+                                                              clientDataHash: clientDataHash, key: key)
+        let object = AttestationObject(format: attestation.rawValue, statement: statement, authenticatorData: authData)
+        return MakeCredentialResponse(authenticatorData: authData, format: attestation.rawValue, attestationStatement: statement,
+                                      attestationObject: object)
+    }
+
+    /// A new credential's key: its COSE public key, the EdDSA seed still to be
+    /// stored with the record (an ES256 scalar is stored as it is made), and
+    /// how it signs the packed self attestation.
+    private struct NewKey {
+        let publicKey: COSEKey
+        let seed: SecureBytes?
+        let sign: (UnsafeRawBufferPointer) throws(TokenMintError) -> [UInt8]
+    }
+
+    /// makeCredential's argument checks; returns the first algorithm of
+    /// `pubKeyCredParams` this authenticator makes.
+    private func checkArguments(
+        clientDataHash: [UInt8], rpID: String, userID: [UInt8], userName: String, pubKeyCredParams: [COSEAlgorithm],
+        options: MakeCredentialOptions
+    ) throws(TokenMintError) -> COSEAlgorithm {
         guard clientDataHash.count == 32 else { throw TokenMintError(.webAuthn.invalidParameter, "clientDataHash must be 32 bytes") }
-        guard !rp.id.isEmpty, rp.id.utf8.count <= 253, (1...64).contains(user.id.count), user.name.utf8.count <= 256 else {
+        guard !rpID.isEmpty, rpID.utf8.count <= 253, (1...64).contains(userID.count), userName.utf8.count <= 256 else {
             throw TokenMintError(.webAuthn.invalidParameter, "rp id, user id (1–64 bytes) or user name out of range")
         }
         guard let algorithm = pubKeyCredParams.first(where: { $0 == .es256 || $0 == .edDSA }) else {
@@ -193,73 +243,113 @@ public actor FIDO2Session {
         if options.userVerification && !supportsUserVerification {
             throw TokenMintError(.webAuthn.unsupportedOption, "this authenticator has no user verification")
         }
-        let request = Request(operation: "makeCredential", rpID: rp.id, userName: user.name)
+        return algorithm
+    }
+
+    /// Throws `credentialExcluded` (after asking for presence, as CTAP2 does)
+    /// when a credential of the exclude list is on this authenticator for `rpID`.
+    private func checkExcludeList(_ excludeList: [[UInt8]], rpID: String, request: Request) async throws(TokenMintError) {
         for id in excludeList where (try? storeCall({ tx in try tx.value(FIDO2Session.name("meta", id)) })).flatMap({ $0 }) != nil {
-            if let record = try? loadRecord(id), record.rpID == rp.id {
+            if let record = try? loadRecord(id), record.rpID == rpID {
                 _ = await confirmPresence(request)
                 throw TokenMintError(.webAuthn.credentialExcluded, "a credential in the exclude list is on this authenticator")
             }
         }
+    }
+
+    /// Asks for presence, then for verification when requested; returns whether the user was verified.
+    private func confirmUser(_ request: Request, userVerification: Bool) async throws(TokenMintError) -> Bool {
         guard await confirmPresence(request) else { throw TokenMintError(.webAuthn.operationDenied, "the user did not confirm presence") }
-        var verified = false
-        if options.userVerification {
-            guard await verifyUser(request) else { throw TokenMintError(.webAuthn.operationDenied, "user verification failed") }
-            verified = true
-        }
-        let credentialID = SecureRandom.bytes(count: 32)
-        let seed = SecureBytes(randomCount: algorithm == .edDSA ? 32 : 32)
-        let publicKey: COSEKey
-        let signer: (UnsafeRawBufferPointer) throws(TokenMintError) -> [UInt8]
+        guard userVerification else { return false }
+        guard await verifyUser(request) else { throw TokenMintError(.webAuthn.operationDenied, "user verification failed") }
+        return true
+    }
+
+    /// Makes the credential's key. An ES256 scalar is stored at once, under
+    /// the credential's key name; an EdDSA seed is returned to be stored with the record.
+    private func makeKey(_ algorithm: COSEAlgorithm, credentialID: [UInt8]) throws(TokenMintError) -> NewKey {
         do {
             if algorithm == .edDSA {
+                let seed = SecureBytes(randomCount: 32)
                 let key = try Ed25519.PrivateKey(rawRepresentation: seed)
-                publicKey = COSEKey(key.publicKey)
-                signer = { (m) throws(TokenMintError) in key.signature(for: m) }
-            } else {
-                let key = try ECDSA.PrivateKey(curve: .p256)
-                publicKey = try COSEKey(key.publicKey)
-                let scalar = try key.rawRepresentation
-                try storeCall { tx in try tx.setSecret(FIDO2Session.name("key", credentialID), scalar) }
-                signer = { (m) throws(TokenMintError) in try key.signature(for: m).derRepresentation }
+                return NewKey(publicKey: COSEKey(key.publicKey), seed: seed, sign: { (m) throws(TokenMintError) in key.signature(for: m) })
             }
+            let key = try ECDSA.PrivateKey(curve: .p256)
+            let publicKey = try COSEKey(key.publicKey)
+            let scalar = try key.rawRepresentation
+            try storeCall { tx in try tx.setSecret(FIDO2Session.name("key", credentialID), scalar) }
+            return NewKey(publicKey: publicKey, seed: nil, sign: { (m) throws(TokenMintError) in try key.signature(for: m).derRepresentation })
         } catch { throw TokenMintError.wrap(error, as: .webAuthn.other, "key generation failed: \(error)") }
-        let record = Record(rpID: rp.id, userID: user.id, userName: user.name, algorithm: algorithm.rawValue, resident: options.residentKey)
+    }
+
+    /// Stores a new credential in one transaction, committed before
+    /// makeCredential returns: the EdDSA seed, the record, the counter at 0
+    /// and, for a resident credential, its place in the RP's index and the
+    /// resident count (capped, see ``maximumResidentCredentials``).
+    private func storeCredential(_ credentialID: [UInt8], seed: SecureBytes?, record: Record) throws(TokenMintError) {
         guard let recordData = try? JSONEncoder().encode(record) else { throw TokenMintError(.webAuthn.other, "cannot encode the credential record") }
+        let cap = Int64(maximumResidentCredentials)
         try storeCall { tx in
-            if algorithm == .edDSA { try tx.setSecret(FIDO2Session.name("key", credentialID), seed) }
+            if let seed { try tx.setSecret(FIDO2Session.name("key", credentialID), seed) }
             try tx.setValue(FIDO2Session.name("meta", credentialID), Array(recordData))
             try tx.setCounter(FIDO2Session.name("count", credentialID), 0)
-            if options.residentKey {
-                let index = FIDO2Session.rpIndex(rp.id)
-                var ids = (try tx.value(index)).flatMap { try? JSONDecoder().decode([[UInt8]].self, from: Data($0)) } ?? []
-                ids.append(credentialID)
-                try tx.setValue(index, Array(try JSONEncoder().encode(ids)))
-            }
+            if record.resident { try FIDO2Session.addResident(credentialID, rpID: record.rpID, cap: cap, in: tx) }
         }
+    }
+
+    /// Appends a resident credential to its RP's index and counts it, in the
+    /// caller's transaction; throws `keyStoreFull` when `cap` are kept already.
+    static func addResident(_ credentialID: [UInt8], rpID: String, cap: Int64, in tx: any StoreTransaction) throws {
+        let total = try tx.counter(FIDO2Session.residentCountName)
+        guard total < cap else { throw FIDO2Session.keyStoreFull(cap) }
+        let index = FIDO2Session.rpIndex(rpID)
+        var ids = (try tx.value(index)).flatMap { try? JSONDecoder().decode([[UInt8]].self, from: Data($0)) } ?? []
+        ids.append(credentialID)
+        try tx.setValue(index, Array(try JSONEncoder().encode(ids)))
+        try tx.setCounter(FIDO2Session.residentCountName, total + 1)
+    }
+
+    /// Fails early, before a key is made or stored, when no resident
+    /// credential may be added; the transaction that adds one checks again.
+    private func checkResidentCapacity() throws(TokenMintError) {
+        let cap = Int64(maximumResidentCredentials)
+        let total = try storeCall { tx in try tx.counter(FIDO2Session.residentCountName) }
+        guard total < cap else { throw FIDO2Session.keyStoreFull(cap) }
+    }
+
+    /// The error for a resident credential beyond `cap`.
+    static func keyStoreFull(_ cap: Int64) -> TokenMintError {
+        TokenMintError(.webAuthn.keyStoreFull, "the authenticator keeps \(cap) resident credentials, its maximum")
+    }
+
+    /// The authenticator data of a new credential: UP, UV when verified, BE and BS as configured, signCount 0.
+    private func newAuthenticatorData(rpID: String, verified: Bool, credentialID: [UInt8], publicKey: COSEKey) -> AuthenticatorData {
         var flags: AuthenticatorData.Flags = [.userPresent]
         if verified { flags.insert(.userVerified) }
         if backupEligible { flags.insert(.backupEligible) }
         if backupState { flags.insert(.backupState) }
-        let authData = AuthenticatorData(
-            rpID: rp.id, flags: flags, signCount: 0,
-            attestedCredential: .init(aaguid: aaguid, credentialID: credentialID, publicKey: publicKey))
-        let statement: CBOR
+        return AuthenticatorData(rpID: rpID, flags: flags, signCount: 0,
+                                 attestedCredential: .init(aaguid: aaguid, credentialID: credentialID, publicKey: publicKey))
+    }
+
+    /// The attestation statement: empty for "none"; for "packed", the
+    /// credential key's self signature over authenticatorData ‖ clientDataHash.
+    private static func attestationStatement(
+        _ attestation: Attestation, algorithm: COSEAlgorithm, authData: AuthenticatorData, clientDataHash: [UInt8], key: NewKey
+    ) throws(TokenMintError) -> CBOR {
         switch attestation {
         case .none:
-            statement = .map([])
+            return .map([])
         case .packed:
             let signature: [UInt8]
-            do { signature = try (authData.bytes + clientDataHash).withUnsafeBytes { (m) throws(TokenMintError) in try signer(m) } } catch {
+            do { signature = try (authData.bytes + clientDataHash).withUnsafeBytes { (m) throws(TokenMintError) in try key.sign(m) } } catch {
                 throw TokenMintError(.webAuthn.other, "attestation signing failed")
             }
-            statement = .map([
+            return .map([
                 CBORMapEntry(key: .text("alg"), value: .int(algorithm.rawValue)),
                 CBORMapEntry(key: .text("sig"), value: .bytes(signature)),
             ])
         }
-        let object = AttestationObject(format: attestation.rawValue, statement: statement, authenticatorData: authData)
-        return MakeCredentialResponse(authenticatorData: authData, format: attestation.rawValue, attestationStatement: statement,
-                                      attestationObject: object)
     }
 
     private var records: [[UInt8]: Record] = [:]

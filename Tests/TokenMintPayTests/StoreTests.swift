@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TokenMintCrypto
 import TokenMintStore
+import TokenMintPay
 
 func temporaryDirectory() throws -> String {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("tokenmint-tests-\(UUID().uuidString)").path

@@ -64,6 +64,25 @@ struct VerifierStoreTests {
         (scripts/test starts one with scripts/postgres-cluster)
         """
 
+    /// The verifier's tables belong to the payment module: a SQLite file gets
+    /// them the first time a verifier uses it, a reset empties the replay
+    /// ledger only, and spent slots survive it (a counter is never spent twice).
+    @Test("SQLite: the verifier's tables made on first use; reset keeps spent slots")
+    func sqliteTablesAndReset() async throws {
+        let path = try temporaryDirectory() + "/verifier.sqlite"
+        let key = SecureBytes(randomCount: 32)
+        let store = try SQLiteStore(path: path, masterKey: .key(key))
+        let slot = Array("device:1".utf8)
+        #expect(try store.recordOnce([1], expiresAt: 100, attempt: nil, spending: slot))
+        #expect(try await !store.recordOnce([1], expiresAt: 100))
+        try store.reset()
+        // Another process opening the file after the reset sees the same rules.
+        let reopened = try SQLiteStore(path: path, masterKey: .key(key))
+        #expect(try await reopened.recordOnce([1], expiresAt: 100), "the ledger was emptied")
+        #expect(try !reopened.recordOnce([2], expiresAt: 100, attempt: nil, spending: slot), "the spent slot was forgotten")
+        #expect(try reopened.recordOnce([3], expiresAt: 100, attempt: nil, spending: Array("device:2".utf8)))
+    }
+
     @Test(arguments: local) func ledger(_ backend: Backend) async throws { try await backend.withStores(1) { try await Self.ledger($0[0]) } }
     @Test(.enabled(if: Backend.postgresAvailable, postgresReason)) func ledgerPostgres() async throws {
         try await Backend.postgres.withStores(1) { try await Self.ledger($0[0]) }

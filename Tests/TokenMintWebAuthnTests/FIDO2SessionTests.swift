@@ -108,6 +108,35 @@ struct FIDO2SessionTests {
         await expectCTAP(0x30) { _ = try await session.getNextAssertion() }
     }
 
+    @Test("resident credentials are capped: keyStoreFull (0x28) beyond the cap, nothing stored, non-resident ones still made, reset frees")
+    func residentCap() async throws {
+        let session = try FIDO2Session(store: InMemoryStore(), maximumResidentCredentials: 2)
+        _ = try await Self.register(session, alg: .es256, resident: true, user: [1])
+        _ = try await Self.register(session, alg: .edDSA, resident: true, user: [2])
+        let hash = [UInt8](repeating: 4, count: 32)
+        for alg in [COSEAlgorithm.es256, .edDSA] {
+            await expectCTAP(0x28) {
+                _ = try await session.makeCredential(clientDataHash: hash, rp: (Self.rp, nil), user: ([3], "c", nil), pubKeyCredParams: [alg],
+                                                     options: .init(residentKey: true))
+            }
+        }
+        // Another RP counts against the same cap.
+        await expectCTAP(0x28) {
+            _ = try await session.makeCredential(clientDataHash: hash, rp: ("other.example", nil), user: ([3], "c", nil), pubKeyCredParams: [.es256],
+                                                 options: .init(residentKey: true))
+        }
+        await expectCTAP(0x2E) { _ = try await session.getAssertion(clientDataHash: hash, rpID: "other.example") }
+        _ = try await Self.register(session, alg: .es256, resident: false, user: [4])
+        let first = try await session.getAssertion(clientDataHash: hash, rpID: Self.rp)
+        #expect(first.numberOfCredentials == 2)
+        try await session.reset()
+        _ = try await Self.register(session, alg: .es256, resident: true, user: [5])
+        let after = try await session.getAssertion(clientDataHash: hash, rpID: Self.rp)
+        #expect(after.numberOfCredentials == 1)
+        #expect(after.userHandle == [5])
+        await expectCTAP(0x02) { _ = try FIDO2Session(store: InMemoryStore(), maximumResidentCredentials: 0) }
+    }
+
     @Test("signCount is durable across sessions on the same store and never decreases; 'always 0' policy")
     func durableCounter() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("fido2-\(UUID().uuidString)").path
