@@ -1,4 +1,4 @@
-public import TokenMintCore
+import TokenMintCore
 import TokenMintCrypto
 public import TokenMintStore
 import Foundation
@@ -39,21 +39,6 @@ public protocol CredentialProvider: Codable, Sendable {
     var userToken: UserToken? { get }
     /// An invite code, if any.
     var inviteCode: InviteCode? { get }
-}
-
-/// The secret service key. Not `Codable`, not printable, compared in constant
-/// time: it lives on the server only.
-public struct ServiceKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
-    let bytes: SecureBytes
-    /// Wraps the key (at least 32 bytes).
-    public init(_ key: some Collection<UInt8>) throws(TokenMintError) {
-        guard key.count >= 32, key.count <= 256 else { throw TokenMintError(.auth.serviceKeyInvalid, "service keys are 32 to 256 bytes") }
-        bytes = SecureBytes(key)
-    }
-    /// Never shows the key.
-    public var description: String { "ServiceKey(redacted)" }
-    /// Never shows the key.
-    public var debugDescription: String { description }
 }
 
 /// The server-side exchange: `(userId, accessToken)` presented with the

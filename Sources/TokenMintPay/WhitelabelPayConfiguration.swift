@@ -1,23 +1,6 @@
-/// The environments a device can be enrolled in; switching needs a reset.
-public enum WhitelabelPayEnvironment: String, Sendable, Hashable, CaseIterable {
-    /// Development backend.
-    case development
-    /// Integration backend.
-    case integration
-    /// Production backend.
-    case production
-}
-
-/// A source of time in seconds since the epoch (injectable for tests).
-public struct WhitelabelPayClock: Sendable {
-    /// The current time.
-    public let now: @Sendable () -> Int64
-    /// A clock.
-    public init(now: @escaping @Sendable () -> Int64) { self.now = now }
-
-    /// The system clock.
-    public static let system = WhitelabelPayClock { Int64(Date().timeIntervalSince1970) }
-}
+public import TokenMintCore
+import TokenMintCrypto
+import Foundation
 
 /// The SDK configuration.
 public struct WhitelabelPayConfiguration: Sendable {
@@ -75,68 +58,6 @@ public struct WhitelabelPayConfiguration: Sendable {
     }
 }
 
-/// A payment means known to the device.
-public struct PaymentMeans: Sendable, Hashable, Codable {
-    /// Its identifier (characters `[A-Za-z0-9-]`, at most 64).
-    public let id: String
-    /// Whether it is active (one is, at most).
-    public var isActive: Bool
-
-    /// A payment means.
-    public init(id: String, isActive: Bool) {
-        self.id = id
-        self.isActive = isActive
-    }
-
-    /// Whether `id` is a valid payment means identifier: 1 to 64 characters of `[A-Za-z0-9-]`.
-    public static func isValidID(_ id: some StringProtocol) -> Bool {
-        (1...64).contains(id.utf8.count)
-            && id.utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || $0 == UInt8(ascii: "-") }
-    }
-}
-
-/// The backend the SDK talks to; the host implements it (HTTP, a test double, …).
-public protocol WhitelabelPayBackend: Sendable {
-    /// Registers the enrolment token; returns the server time.
-    func enrol(_ token: EnrolmentToken) async throws -> Int64
-    /// Issues the unsigned part of a payment token for a payment means; returns it with the server time.
-    func issueUnsignedToken(paymentMeansID: String) async throws -> (unsigned: String, serverTime: Int64)
-    /// Deactivates a payment means.
-    func deactivate(paymentMeansID: String) async throws
-}
-
-/// A stand-in backend that lives on the device: it accepts enrolments and
-/// issues unsigned parts `on.<meansId>.<random>` with the local time. Used by
-/// the CLI, the demo and the tests; a real deployment supplies its own.
-public struct LocalBackend: WhitelabelPayBackend {
-    /// The time the stand-in reports.
-    public let clock: WhitelabelPayClock
-    /// The unsigned part it hands out, when the host was given one by the
-    /// real issuer (e.g. `PaymentTokenVerifier.issueOnlinePart`); otherwise
-    /// it invents one, which a strict verifier refuses.
-    public let unsignedPart: String?
-
-    /// A stand-in backend.
-    public init(clock: WhitelabelPayClock, unsignedPart: String? = nil) {
-        self.clock = clock
-        self.unsignedPart = unsignedPart
-    }
-
-    /// Accepts any enrolment.
-    public func enrol(_ token: EnrolmentToken) async throws -> Int64 { clock.now() }
-
-    /// ``unsignedPart``, or `on.<meansId>.<16 random base64url characters>`.
-    public func issueUnsignedToken(paymentMeansID: String) async throws -> (unsigned: String, serverTime: Int64) {
-        (unsignedPart ?? "on.\(paymentMeansID).\(B64.random(12))", clock.now())
-    }
-
-    /// Accepts any deactivation.
-    public func deactivate(paymentMeansID: String) async throws {}
-}
-
-public import TokenMintCore
-import TokenMintCrypto
-import Foundation
 
 enum B64 {
     static func random(_ bytes: Int) -> String { Base64URL.encode(SecureRandom.bytes(count: bytes)) }

@@ -6,20 +6,6 @@ public import TokenMintWebAuthn
 public import Foundation
 public import Logging
 
-/// An OAuth token as the SDK stores it.
-public struct OAuthToken: Sendable, Hashable, Codable {
-    /// The JWT access token (RFC 9068).
-    public let accessToken: String
-    /// The refresh token (account tokens only; elevated tokens have none).
-    public let refreshToken: String?
-    /// When the access token expires, seconds since the epoch.
-    public let expiresAt: Int64
-    /// Whether this is an elevated (step-up) token.
-    public let elevated: Bool
-    /// The account the token is for.
-    public let account: String
-}
-
 /// The server side: mints RFC 9068 access tokens, single-use rotating
 /// refresh tokens (stored hashed, reuse revokes the family), and elevated
 /// tokens after a FIDO2 assertion for the account verifies.

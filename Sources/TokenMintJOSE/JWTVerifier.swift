@@ -1,0 +1,42 @@
+public import TokenMintCore
+import TokenMintCrypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Verifies JWTs: the JWS signature under the key set's rules, then the claims.
+public struct JWTVerifier: Sendable {
+    /// The JWS verifier (unencoded payloads are refused for JWTs).
+    public let verifier: JWSVerifier
+    /// The claim checks.
+    public var validation: JWTValidation
+
+    /// A verifier over a key set.
+    public init(keys: JWKSet, validation: JWTValidation = JWTValidation(), policy: JWSPolicy = JWSPolicy()) {
+        var policy = policy
+        policy.allowsUnencodedPayload = false
+        self.verifier = JWSVerifier(keys: keys, policy: policy)
+        self.validation = validation
+    }
+
+    /// A verifier with one key.
+    public init(key: JWK, validation: JWTValidation = JWTValidation(), policy: JWSPolicy = JWSPolicy()) throws(TokenMintError) {
+        self.init(keys: try JWKSet(key), validation: validation, policy: policy)
+    }
+
+    /// Verifies the token and its claims.
+    public func verify(_ token: String) throws(TokenMintError) -> VerifiedJWT {
+        let jws = try verifier.verify(compact: token)
+        let value: JSONValue
+        do { value = try JSONParser.parse(jws.payload, limits: verifier.policy.claimsLimits) } catch {
+            throw TokenMintError(.jose.invalidJSON, "claims: \(error)")
+        }
+        guard let object = value.objectValue else { throw TokenMintError.claim("the JWT payload is not a JSON object") }
+        let claims = try JWTClaims(object: object)
+        try validation.check(claims, header: jws.header)
+        return VerifiedJWT(header: jws.header, claims: claims, payload: jws.payload, key: jws.key)
+    }
+}

@@ -1,0 +1,33 @@
+import TokenMintCore
+import TokenMintCrypto
+import TokenMintCBOR
+
+/// What a relying party accepts.
+public struct RelyingPartyPolicy: Sendable {
+    /// The RP ID ("example.org").
+    public var rpID: String
+    /// Origins accepted exactly ("https://example.org"); subdomains are not implied.
+    public var origins: Set<String>
+    /// Whether calls from cross-origin iframes are accepted.
+    public var allowCrossOrigin = false
+    /// Top-level origins accepted for cross-origin calls.
+    public var topOrigins: Set<String> = []
+    /// Whether UV must be set.
+    public var requireUserVerification = false
+    /// The credential algorithms accepted.
+    public var algorithms: Set<COSEAlgorithm> = Set(COSEAlgorithm.allCases)
+    /// Whether a signature counter that did not increase rejects the assertion
+    /// (true) or is reported in the result as a clone signal (false).
+    public var rejectSignCountRollback = true
+    /// Root certificates (DER) for packed attestation with x5c.
+    public var attestationRoots: [[UInt8]] = []
+    /// Called with the challenge once it matched: returns false when the
+    /// challenge was already used (the host keeps the single-use record).
+    public var consumeChallenge: (@Sendable ([UInt8]) -> Bool)?
+
+    /// A policy for one RP ID and its origins.
+    public init(rpID: String, origins: Set<String>) {
+        self.rpID = rpID
+        self.origins = origins
+    }
+}
