@@ -7,13 +7,16 @@ extension TokenMintError.Code {
 
     /// The `auth` domain's codes, reached as `.auth.<name>`.
     public struct AuthCodes: Sendable {
-        /// The callback URL is malformed (iZettle −202).
+        /// The callback URL is malformed (iZettle −202). Reserved for the OAuth
+        /// client flow; the local provider has no callback URL.
         public var callbackURLInvalid: TokenMintError.Code { .init(domain: "auth", name: "callbackURLInvalid", number: -202) }
-        /// No callback URL is configured (iZettle −203).
+        /// No callback URL is configured (iZettle −203). Reserved for the OAuth
+        /// client flow.
         public var callbackURLMissing: TokenMintError.Code { .init(domain: "auth", name: "callbackURLMissing", number: -203) }
         /// The client ID is not valid (iZettle −300).
         public var clientIdInvalid: TokenMintError.Code { .init(domain: "auth", name: "clientIdInvalid", number: -300) }
-        /// No UI could be presented (iZettle −501).
+        /// No UI could be presented (iZettle −501). Reserved for the OAuth
+        /// client flow, which presents a sign-in page.
         public var presentationNotPossible: TokenMintError.Code { .init(domain: "auth", name: "presentationNotPossible", number: -501) }
         /// No account is signed in (TokenMint −600).
         public var notSignedIn: TokenMintError.Code { .init(domain: "auth", name: "notSignedIn", number: -600) }

@@ -217,12 +217,8 @@ public actor WhitelabelPay {
         let token = EnrolmentToken(tenant: configuration.tenantID, publicKey: key.publicKey, referenceID: configuration.referenceID)
         if try state == .inactive {
             try setState(.onboarding)
-            do {
-                let serverTime = try await backend.enrol(token)
-                try learnServerTime(serverTime)
-            } catch {
-                throw TokenMintError.wrap(error, as: .pay.enrollmentError, "the backend refused the enrolment: \(error)")
-            }
+            let serverTime = try await backendCall(.pay.enrollmentError, "the backend refused the enrolment") { try await backend.enrol(token) }
+            try learnServerTime(serverTime)
             try setState(.activating)
         }
         return token
@@ -296,6 +292,22 @@ public actor WhitelabelPay {
         try reset()
     }
 
+    /// Calls the backend. A backend that no longer knows this enrolment
+    /// throws `invalidEnrolmentInstance`: the device is wiped, as the SDK
+    /// does, and that error reaches the caller. Other payment errors pass
+    /// unchanged; any other failure becomes `code`, keeping its cause.
+    func backendCall<T: Sendable>(
+        _ code: TokenMintError.Code, _ reason: String, _ body: () async throws -> T
+    ) async throws(TokenMintError) -> T {
+        do {
+            return try await body()
+        } catch {
+            let failure = TokenMintError.wrap(error, as: code, "\(reason): \(error)")
+            if failure.code == .pay.invalidEnrolmentInstance { try reset() }
+            throw failure
+        }
+    }
+
     // MARK: Payment means
 
     /// The payment means known to the device.
@@ -325,9 +337,7 @@ public actor WhitelabelPay {
         guard let index = list.firstIndex(where: { $0.id == id }) else {
             throw TokenMintError(.pay.failureToRetrievePaymentMeans, "no payment means \(id)")
         }
-        do { try await backend.deactivate(paymentMeansID: id) } catch {
-            throw TokenMintError(.pay.failureToRetrievePaymentMeans, "the backend refused: \(error)")
-        }
+        try await backendCall(.pay.failureToRetrievePaymentMeans, "the backend refused") { try await backend.deactivate(paymentMeansID: id) }
         list[index].isActive = false
         try saveMeans(list)
     }
@@ -425,13 +435,11 @@ public actor WhitelabelPay {
             unsigned = "off.\(means.id).\(sequence).\(B64.random(9))"
             logger.info("minted offline", metadata: ["sequence": "\(sequence)"])
         } else {
-            do {
-                let issued = try await backend.issueUnsignedToken(paymentMeansID: means.id)
-                try learnServerTime(issued.serverTime)
-                unsigned = issued.unsigned
-            } catch {
-                throw TokenMintError.wrap(error, as: .pay.failureToRetrievePaymentToken, "the backend did not issue a token: \(error)")
+            let issued = try await backendCall(.pay.failureToRetrievePaymentToken, "the backend did not issue a token") {
+                try await backend.issueUnsignedToken(paymentMeansID: means.id)
             }
+            try learnServerTime(issued.serverTime)
+            unsigned = issued.unsigned
             guard !unsigned.isEmpty, unsigned.utf8.count <= 256, unsigned.utf8.allSatisfy(WhitelabelPayFormat.isTokenCharacter) else {
                 throw TokenMintError(.pay.failureToRetrievePaymentToken, "the backend issued a malformed unsigned part")
             }

@@ -48,6 +48,11 @@ public struct WhitelabelPayConfiguration: Sendable {
         guard (30...86_400).contains(tokenLifetime) else {
             throw TokenMintError(.pay.invalidConfiguration, "tokenLifetime must be 30 s to 1 day")
         }
+        if let authorizedParty {
+            guard (1...255).contains(authorizedParty.utf8.count), authorizedParty.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+                throw TokenMintError(.pay.invalidConfiguration, "authorizedParty must be 1 to 255 visible ASCII characters")
+            }
+        }
         self.tenantID = WhitelabelPayFormat.isUUID(tenantID) ? tenantID.lowercased() : tenantID
         self.referenceID = referenceID.lowercased()
         self.environment = environment

@@ -51,12 +51,42 @@ struct WhitelabelPayTests {
         return token
     }
 
+    /// A backend that has forgotten the device's enrolment.
+    struct ForgetfulBackend: WhitelabelPayBackend {
+        let inner: LocalBackend
+        func enrol(_ token: EnrolmentToken) async throws -> Int64 { try await inner.enrol(token) }
+        func issueUnsignedToken(paymentMeansID: String) async throws -> (unsigned: String, serverTime: Int64) {
+            throw TokenMintError(.pay.invalidEnrolmentInstance, "the backend does not know this enrolment")
+        }
+        func deactivate(paymentMeansID: String) async throws { try await inner.deactivate(paymentMeansID: paymentMeansID) }
+    }
+
+    @Test("a backend that no longer knows the enrolment wipes the device, and says so")
+    func invalidEnrolmentInstance() async throws {
+        let dir = try temporaryDirectory()
+        let clock = ManualClock(1_763_776_800)
+        let store = try SQLiteStore(path: dir + "/store.sqlite", masterKey: .file(path: dir + "/master.key"))
+        let configuration = try WhitelabelPayConfiguration(tenantID: Self.tenant, referenceID: Self.reference)
+        let sdk = try WhitelabelPay(configuration: configuration, store: store,
+                                    backend: ForgetfulBackend(inner: LocalBackend(clock: clock.clock)), clock: clock.clock)
+        _ = try await Self.activate(sdk)
+        await expectPay(.pay.invalidEnrolmentInstance) { _ = try await sdk.getPaymentToken() }
+        #expect(try await sdk.state == .inactive)
+        await expectPay(.pay.failureToRetrievePaymentMeans) { try await sdk.deactivatePaymentMeans("card-1") }
+    }
+
     @Test("configuration: UUIDs validated, legacy tenant codes only when allowed")
     func configuration() throws {
         #expect(throws: TokenMintError.self) { try WhitelabelPayConfiguration(tenantID: "not-a-uuid", referenceID: Self.reference) }
         #expect(throws: TokenMintError.self) { try WhitelabelPayConfiguration(tenantID: Self.tenant, referenceID: "x") }
         #expect(throws: TokenMintError.self) { try WhitelabelPayConfiguration(tenantID: "ABC", referenceID: Self.reference) }
         _ = try WhitelabelPayConfiguration(tenantID: "ABC", referenceID: Self.reference, allowLegacyTenantCodes: true)
+        #expect(try WhitelabelPayConfiguration(tenantID: Self.tenant, referenceID: Self.reference, authorizedParty: "pos-app").authorizedParty == "pos-app")
+        for party in ["", "pos app", "pos\u{1B}", String(repeating: "a", count: 256)] {
+            #expect(throws: TokenMintError(.pay.invalidConfiguration, "")) {
+                try WhitelabelPayConfiguration(tenantID: Self.tenant, referenceID: Self.reference, authorizedParty: party)
+            }
+        }
         #expect(throws: TokenMintError.self) {
             try WhitelabelPayConfiguration(tenantID: Self.tenant, referenceID: Self.reference, offlineTokenLimit: -1)
         }
