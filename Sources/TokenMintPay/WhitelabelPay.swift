@@ -228,15 +228,19 @@ public actor WhitelabelPay {
         if let cachedKey { return cachedKey }
         let (store, configuration) = (self.store, self.configuration)
         let key = try transaction { tx -> Ed25519.PrivateKey in
-            let record = try WhitelabelPay.currentRecord(tx, store: store, configuration: configuration)
-            guard let seed = try tx.secret(Name.deviceKey) else {
-                if record.deviceKey != nil { throw TokenMintError(.pay.tampered, "the device key was removed") }
-                throw TokenMintError(.pay.deviceNotEnrolled, "no device key: call getEnrolmentToken() first")
-            }
-            return try WhitelabelPay.checkedKey(seed, record)
+            try WhitelabelPay.storedKey(tx, try WhitelabelPay.currentRecord(tx, store: store, configuration: configuration))
         }
         cachedKey = key
         return key
+    }
+
+    /// The sealed device key, checked against the record.
+    static func storedKey(_ tx: any StoreTransaction, _ record: DeviceRecord) throws -> Ed25519.PrivateKey {
+        guard let seed = try tx.secret(Name.deviceKey) else {
+            if record.deviceKey != nil { throw TokenMintError(.pay.tampered, "the device key was removed") }
+            throw TokenMintError(.pay.deviceNotEnrolled, "no device key: call getEnrolmentToken() first")
+        }
+        return try WhitelabelPay.checkedKey(seed, record)
     }
 
     static func makeKey(_ seed: SecureBytes) throws(TokenMintError) -> Ed25519.PrivateKey {
@@ -409,31 +413,16 @@ public actor WhitelabelPay {
     /// sequence number are committed durably — a crash wastes a slot, never
     /// reuses one, and never mints past the limit.
     public func getPaymentToken(offline: Bool? = nil) async throws(TokenMintError) -> PaymentToken {
-        guard try state == .active else { throw TokenMintError(.pay.deviceNotEnrolled, "the device is not enrolled and active") }
-        guard let means = try activePaymentMeans() else {
-            throw TokenMintError(.pay.failureToRetrievePaymentMeans, "no active payment means")
-        }
-        let key = try deviceKey()
+        let plan = try planMint(offline: offline)
+        let (key, means) = (plan.key, plan.means)
         let unsigned: String
         // Offline, the quota and the server-time offset come from the one
         // minting transaction; online, the time is read after the backend's answer.
         var offset: Int64?
-        let goOffline: Bool
-        if let offline { goOffline = offline } else { goOffline = !(try isOnline) }
-        if goOffline {
-            let limit = Int64(configuration.offlineTokenLimit)
-            let (sequence, serverOffset) = try update { record, _ -> (Int64, Int64) in
-                guard record.offlineMinted < limit, record.offlineMinted < Int64(record.offlineLimit) else {
-                    throw TokenMintError(.pay.offlineTokenLimitReached, "\(limit) tokens minted offline; reconnect to mint more")
-                }
-                guard record.offlineSequence < Int64.max else { throw TokenMintError(.pay.offlineTokenLimitReached, "the sequence is exhausted") }
-                record.offlineMinted += 1
-                record.offlineSequence += 1
-                return (record.offlineSequence, record.serverOffset)
-            }
-            offset = serverOffset
-            unsigned = "off.\(means.id).\(sequence).\(B64.random(9))"
-            logger.info("minted offline", metadata: ["sequence": "\(sequence)"])
+        if let slot = plan.offline {
+            offset = slot.serverOffset
+            unsigned = "off.\(means.id).\(slot.sequence).\(B64.random(9))"
+            logger.info("minted offline", metadata: ["sequence": "\(slot.sequence)"])
         } else {
             let issued = try await backendCall(.pay.failureToRetrievePaymentToken, "the backend did not issue a token") {
                 try await backend.issueUnsignedToken(paymentMeansID: means.id)
@@ -450,6 +439,44 @@ public actor WhitelabelPay {
         let token = PaymentToken.sign(unsigned, at: epoch, with: key)
         currentToken = token
         return token
+    }
+
+    /// What one mint needs: the key, the active payment means and, offline,
+    /// the sequence number and server-time offset of the slot it takes.
+    struct MintPlan {
+        let key: Ed25519.PrivateKey
+        let means: PaymentMeans
+        let offline: (sequence: Int64, serverOffset: Int64)?
+    }
+
+    /// Reads the state, the active means, the key and the online flag and,
+    /// offline, takes the next quota slot — in one transaction, committed
+    /// before the token is made (a crash wastes the slot, never reuses it).
+    func planMint(offline: Bool?) throws(TokenMintError) -> MintPlan {
+        let (store, configuration, known) = (self.store, self.configuration, self.cachedKey)
+        let limit = Int64(configuration.offlineTokenLimit)
+        let plan = try transaction { tx -> MintPlan in
+            let stored = try WhitelabelPay.loadRecord(tx, store: store)
+            var record = try stored ?? WhitelabelPay.currentRecord(tx, store: store, configuration: configuration)
+            guard record.state == WhitelabelPayState.active.rawValue else {
+                throw TokenMintError(.pay.deviceNotEnrolled, "the device is not enrolled and active")
+            }
+            guard let means = record.means.first(where: { $0.isActive }) else {
+                throw TokenMintError(.pay.failureToRetrievePaymentMeans, "no active payment means")
+            }
+            let key = try known ?? WhitelabelPay.storedKey(tx, record)
+            guard offline ?? !record.online else { return MintPlan(key: key, means: means, offline: nil) }
+            guard record.offlineMinted < limit, record.offlineMinted < Int64(record.offlineLimit) else {
+                throw TokenMintError(.pay.offlineTokenLimitReached, "\(limit) tokens minted offline; reconnect to mint more")
+            }
+            guard record.offlineSequence < Int64.max else { throw TokenMintError(.pay.offlineTokenLimitReached, "the sequence is exhausted") }
+            record.offlineMinted += 1
+            record.offlineSequence += 1
+            try WhitelabelPay.saveRecord(record, tx)
+            return MintPlan(key: key, means: means, offline: (record.offlineSequence, record.serverOffset))
+        }
+        cachedKey = plan.key
+        return plan
     }
 
     // MARK: Monitoring
