@@ -63,7 +63,7 @@ let package = Package(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
 
-        // What every module shares: strict JSON and UTF-8, escaping of
+        // What every module shares: the one error type, strict JSON and UTF-8, escaping of
         // untrusted text, saturating time sums, the lock. No C, no Foundation.
         .target(
             name: "TokenMintCore",
@@ -107,7 +107,7 @@ let package = Package(
         .target(
             name: "TokenMintPostgres",
             dependencies: [
-                "TokenMintPay", "TokenMintStore",
+                "TokenMintCore", "TokenMintPay", "TokenMintStore",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "Logging", package: "swift-log"),
             ],

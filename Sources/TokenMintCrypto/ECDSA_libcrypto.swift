@@ -1,392 +1,18 @@
-public import TokenMintCore
+import TokenMintCore
 internal import CLibCrypto
 
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
-public import Foundation
-#endif
+// The OpenSSL side of ECDSA: keys, curve groups and RFC 6979 signing (the
+// public API is in ECDSA.swift; libsodium's HMAC for RFC 6979 is in
+// ECDSA_sodium.swift).
 
-/// ECDSA over prime curves through OpenSSL 3.
-///
-/// P-256, P-384 and P-521 are what JOSE (ES256/384/512) and WebAuthn use; the
-/// other named curves are offered because OpenSSL verifies them at no extra
-/// cost. Signatures come in IEEE P1363 form (r‖s, JOSE) and DER (X.509,
-/// WebAuthn); both are parsed strictly and r, s must lie in [1, n−1].
-public enum ECDSA {
-    /// How the per-signature nonce k is chosen.
-    public enum Nonce: Sendable, Hashable {
-        /// From OpenSSL's CSPRNG (the default).
-        case random
-        /// RFC 6979 deterministic k, derived with HMAC from the key and the
-        /// message hash: the same key and message always give the same signature.
-        case deterministic
-    }
+extension ECDSA.Curve {
+    /// OpenSSL's name for the curve ("prime256v1", "secp384r1", ...).
+    var openSSLName: String { group.name }
+}
 
-    /// A named prime curve.
-    public struct Curve: Hashable, Sendable, CustomStringConvertible {
-        /// The common name: "P-256", "secp256k1", "brainpoolP256r1", ...
-        public let name: String
-        /// The byte length of the group order n: the size of r and of s.
-        public let scalarByteCount: Int
-        /// The byte length of a field element (a coordinate).
-        public let coordinateByteCount: Int
-        /// The hash that goes with the curve (SHA-256 for P-256, ...).
-        public let defaultHash: HashFunction
-        let group: CurveGroup
-
-        private init(_ name: String, _ openSSLName: String, _ bytes: Int, _ hash: HashFunction) {
-            self.name = name
-            self.scalarByteCount = bytes
-            self.coordinateByteCount = bytes
-            self.defaultHash = hash
-            self.group = CurveGroup(openSSLName)
-        }
-
-        var openSSLName: String { group.name }
-
-        /// NIST P-256 (secp256r1, prime256v1).
-        public static let p256 = Curve("P-256", "prime256v1", 32, .sha256)
-        /// NIST P-384 (secp384r1).
-        public static let p384 = Curve("P-384", "secp384r1", 48, .sha384)
-        /// NIST P-521 (secp521r1).
-        public static let p521 = Curve("P-521", "secp521r1", 66, .sha512)
-        /// NIST P-224 (secp224r1).
-        public static let p224 = Curve("P-224", "secp224r1", 28, .sha224)
-        /// secp256k1 (JOSE ES256K, RFC 8812).
-        public static let secp256k1 = Curve("secp256k1", "secp256k1", 32, .sha256)
-        /// brainpoolP224r1 (RFC 5639).
-        public static let brainpoolP224r1 = Curve("brainpoolP224r1", "brainpoolP224r1", 28, .sha224)
-        /// brainpoolP256r1 (RFC 5639).
-        public static let brainpoolP256r1 = Curve("brainpoolP256r1", "brainpoolP256r1", 32, .sha256)
-        /// brainpoolP320r1 (RFC 5639).
-        public static let brainpoolP320r1 = Curve("brainpoolP320r1", "brainpoolP320r1", 40, .sha384)
-        /// brainpoolP384r1 (RFC 5639).
-        public static let brainpoolP384r1 = Curve("brainpoolP384r1", "brainpoolP384r1", 48, .sha384)
-        /// brainpoolP512r1 (RFC 5639).
-        public static let brainpoolP512r1 = Curve("brainpoolP512r1", "brainpoolP512r1", 64, .sha512)
-
-        /// Every curve above.
-        public static let all: [Curve] = [
-            .p256, .p384, .p521, .p224, .secp256k1, .brainpoolP224r1, .brainpoolP256r1,
-            .brainpoolP320r1, .brainpoolP384r1, .brainpoolP512r1,
-        ]
-
-        /// Looks a curve up by its common, SEC or OpenSSL name ("P-256",
-        /// "secp256r1", "prime256v1", ...).
-        public init?(name: String) {
-            let aliases = ["secp256r1": "P-256", "secp384r1": "P-384", "secp521r1": "P-521", "secp224r1": "P-224"]
-            let wanted = aliases[name] ?? name
-            guard let found = Curve.all.first(where: { $0.name == wanted || $0.openSSLName == wanted }) else {
-                return nil
-            }
-            self = found
-        }
-
-        /// The common name.
-        public var description: String { name }
-        /// Compares by name.
-        public static func == (lhs: Curve, rhs: Curve) -> Bool { lhs.name == rhs.name }
-        /// Hashes the name.
-        public func hash(into hasher: inout Hasher) { hasher.combine(name) }
-    }
-
-    /// An ECDSA signature: the pair (r, s), each in [1, n−1].
-    public struct Signature: Sendable, Hashable {
-        /// The curve the signature belongs to.
-        public let curve: Curve
-        /// r, big-endian, exactly `curve.scalarByteCount` bytes.
-        public let r: [UInt8]
-        /// s, big-endian, exactly `curve.scalarByteCount` bytes.
-        public let s: [UInt8]
-
-        /// The IEEE P1363 form r‖s (JOSE).
-        public var rawRepresentation: [UInt8] { r + s }
-
-        /// The DER form (`SEQUENCE { INTEGER r, INTEGER s }`, X.509 and WebAuthn).
-        public var derRepresentation: [UInt8] { DER.encodeSignature(r: r, s: s) }
-
-        /// Parses r‖s. Exactly two scalars of the curve's size; r and s in [1, n−1].
-        public init(rawRepresentation raw: some DataProtocol, curve: Curve) throws(TokenMintError) {
-            try self.init(p1363: Array(raw), curve: curve)
-        }
-
-        /// Parses r‖s (the non-generic entry point).
-        public init(rawRepresentation bytes: [UInt8], curve: Curve) throws(TokenMintError) {
-            try self.init(p1363: bytes, curve: curve)
-        }
-
-        /// Parses r‖s. Named apart from the public initializers: a generic
-        /// one calling `init(rawRepresentation:)` with an array bound to itself.
-        init(p1363 bytes: [UInt8], curve: Curve) throws(TokenMintError) {
-            let size = curve.scalarByteCount
-            guard bytes.count == 2 * size else {
-                throw .invalidSignature("\(curve) signature must be \(2 * size) bytes (r‖s), got \(bytes.count)")
-            }
-            try self.init(curve: curve, r: Array(bytes[0..<size]), s: Array(bytes[size...]))
-        }
-
-        /// Parses strict DER: definite minimal lengths, minimal positive
-        /// INTEGERs, nothing after the SEQUENCE; r and s in [1, n−1].
-        public init(derRepresentation der: some DataProtocol, curve: Curve) throws(TokenMintError) {
-            let (r, s) = try DER.decodeSignature(Array(der), scalarByteCount: curve.scalarByteCount)
-            try self.init(curve: curve, r: r, s: s)
-        }
-
-        init(curve: Curve, r: [UInt8], s: [UInt8]) throws(TokenMintError) {
-            let order = curve.group.order
-            for (name, value) in [("r", r), ("s", s)] {
-                guard value.contains(where: { $0 != 0 }) else {
-                    throw .invalidSignature("\(curve) signature: \(name) is zero")
-                }
-                guard compareBigEndian(value, order) < 0 else {
-                    throw .invalidSignature("\(curve) signature: \(name) is not below the group order")
-                }
-            }
-            self.curve = curve
-            self.r = r
-            self.s = s
-        }
-    }
-
-    /// A signing key.
-    public struct PrivateKey: Sendable {
-        let key: ECKeyPair
-        /// The curve.
-        public var curve: Curve { key.curve }
-        /// The matching public key.
-        public let publicKey: PublicKey
-
-        /// A new random key on `curve`.
-        public init(curve: Curve = .p256) throws(TokenMintError) {
-            let context = try PKey.context("EC")
-            defer { EVP_PKEY_CTX_free(context) }
-            var generated: OpaquePointer? = nil
-            guard EVP_PKEY_keygen_init(context) == 1,
-                EVP_PKEY_CTX_set_group_name(context, curve.openSSLName) == 1,
-                EVP_PKEY_generate(context, &generated) == 1, let generated
-            else { throw OpenSSL.failure("EC key generation on \(curve)") }
-            try self.init(validated: PKey(taking: generated), curve: curve, check: false)
-        }
-
-        /// The key for the private scalar d (big-endian; at most the order's
-        /// size; must lie in [1, n−1]). The public point is computed.
-        public init(rawRepresentation d: some DataProtocol, curve: Curve) throws(TokenMintError) {
-            let pkey = try d.withContiguousBytes(throwing: { (scalar) throws(TokenMintError) in try PrivateKey.pkey(scalar: scalar, curve: curve) })
-            try self.init(validated: pkey, curve: curve, check: false)
-        }
-
-        /// The key for a private scalar held in secure memory: read in
-        /// place, never copied into ordinary memory.
-        public init(rawRepresentation d: SecureBytes, curve: Curve) throws(TokenMintError) {
-            let pkey = try d.withUnsafeBytes { (scalar) throws(TokenMintError) in try PrivateKey.pkey(scalar: scalar, curve: curve) }
-            try self.init(validated: pkey, curve: curve, check: false)
-        }
-
-        /// An EC key from its scalar, checked to lie in [1, n−1].
-        static func pkey(scalar: UnsafeRawBufferPointer, curve: Curve) throws(TokenMintError) -> PKey {
-            guard scalar.count == curve.scalarByteCount else {
-                throw .invalidKeySize("\(curve) private key must be \(curve.scalarByteCount) bytes, got \(scalar.count)")
-            }
-            guard scalar.contains(where: { $0 != 0 }), compareBigEndian(scalar, curve.group.order) < 0 else {
-                throw .invalidKey("\(curve) private key is not in [1, n-1]")
-            }
-            let d = try BigNum.make(secret: scalar)
-            let point: [UInt8]
-            do { point = try curve.group.publicPoint(forPrivate: d) } catch {
-                BN_clear_free(d)
-                throw error
-            }
-            return try PKey.fromParameters(keyType: "EC", privatePart: true) { builder throws(TokenMintError) in
-                try builder.push("priv", taking: d)
-                try builder.push("group", string: curve.openSSLName)
-                try builder.push("pub", octets: point)
-            }
-        }
-
-        /// A PEM key: PKCS#8 (`PRIVATE KEY`) or SEC1 (`EC PRIVATE KEY`). When
-        /// `curve` is given, a key on another curve is refused.
-        public init(pemRepresentation pem: String, curve: Curve? = nil) throws(TokenMintError) {
-            let pkey = try PKey.decode(Array(pem.utf8), format: .pem, keyType: "EC", wantPrivate: true)
-            try self.init(validated: pkey, curve: curve, check: true)
-        }
-
-        /// A DER key: PKCS#8 or SEC1.
-        public init(derRepresentation der: some DataProtocol, curve: Curve? = nil) throws(TokenMintError) {
-            let pkey = try PKey.decode(Array(der), format: .der, keyType: "EC", wantPrivate: true)
-            try self.init(validated: pkey, curve: curve, check: true)
-        }
-
-        init(validated pkey: PKey, curve expected: Curve?, check: Bool) throws(TokenMintError) {
-            let curve = try ECDSA.curve(of: pkey, expected: expected)
-            guard pkey.hasPrivateKey else { throw .invalidKey("the \(curve) key has no private part") }
-            if check { try pkey.check(privatePart: true) }
-            self.key = try ECKeyPair(pkey: pkey, curve: curve)
-            self.publicKey = try PublicKey(pkey: pkey, curve: curve)
-        }
-
-        /// The private scalar d, big-endian, padded to the order's size.
-        public var rawRepresentation: SecureBytes {
-            get throws(TokenMintError) {
-                guard let d = key.pkey.bignumParameter(OSSL_PKEY_PARAM_PRIV_KEY) else {
-                    throw OpenSSL.failure("cannot read the private scalar")
-                }
-                let padded = [UInt8](repeating: 0, count: max(0, curve.scalarByteCount - d.count)) + d
-                return SecureBytes(padded)
-            }
-        }
-
-        /// PKCS#8 PEM.
-        public var pemRepresentation: String {
-            get throws(TokenMintError) { try key.pkey.encodePEM(structure: "PrivateKeyInfo", privatePart: true) }
-        }
-        /// PKCS#8 DER.
-        public var derRepresentation: SecureBytes {
-            get throws(TokenMintError) {
-                SecureBytes(try key.pkey.encode(format: .der, structure: "PrivateKeyInfo", privatePart: true))
-            }
-        }
-        /// SEC1 PEM (`-----BEGIN EC PRIVATE KEY-----`).
-        public var sec1PEMRepresentation: String {
-            get throws(TokenMintError) { try key.pkey.encodePEM(structure: "type-specific", privatePart: true) }
-        }
-        /// SEC1 DER.
-        public var sec1DERRepresentation: SecureBytes {
-            get throws(TokenMintError) {
-                SecureBytes(try key.pkey.encode(format: .der, structure: "type-specific", privatePart: true))
-            }
-        }
-
-        /// Signs `message` hashed with `hash` (default: the curve's hash).
-        /// - Throws: `unsupportedAlgorithm` for SHA-1; `libraryFailure` if OpenSSL fails.
-        public func signature(
-            for message: some DataProtocol, hash: HashFunction? = nil, nonce: Nonce = .random
-        ) throws(TokenMintError) -> Signature {
-            try message.withContiguousBytes(throwing: { bytes throws(TokenMintError) in
-                try signature(for: bytes, hash: hash, nonce: nonce)
-            })
-        }
-
-        /// Signs the bytes in `message`.
-        public func signature(
-            for message: UnsafeRawBufferPointer, hash: HashFunction? = nil, nonce: Nonce = .random
-        ) throws(TokenMintError) -> Signature {
-            let hash = hash ?? curve.defaultHash
-            guard hash.isAllowedForSigning else { throw .unsupported("ECDSA signing with \(hash.name) is refused") }
-            switch nonce {
-            case .random:
-                let der = try key.pkey.sign(message, hash: hash)
-                return try Signature(derRepresentation: der, curve: curve)
-            case .deterministic:
-                return try key.deterministicSignature(digest: hash.hash(message), hash: hash)
-            }
-        }
-
-        /// Signs a digest computed by the caller, with an RFC 6979 nonce
-        /// derived with `hash` (which must be the hash that made `digest`).
-        public func deterministicSignature(forDigest digest: some DataProtocol, hash: HashFunction) throws(TokenMintError) -> Signature {
-            guard hash.isAllowedForSigning else { throw .unsupported("ECDSA signing with \(hash.name) is refused") }
-            guard digest.count == hash.digestSize else {
-                throw .invalidParameter("digest must be \(hash.digestSize) bytes for \(hash.name)")
-            }
-            return try key.deterministicSignature(digest: Array(digest), hash: hash)
-        }
-    }
-
-    /// A verification key: a point on the curve, checked on creation.
-    public struct PublicKey: Sendable, Hashable {
-        let pkey: PKey
-        /// The curve.
-        public let curve: Curve
-        /// The uncompressed SEC1 point 04‖x‖y.
-        public let x963Representation: [UInt8]
-
-        /// The x coordinate, big-endian, padded to the field size.
-        public var x: [UInt8] { Array(x963Representation[1...curve.coordinateByteCount]) }
-        /// The y coordinate.
-        public var y: [UInt8] { Array(x963Representation[(1 + curve.coordinateByteCount)...]) }
-        /// x‖y without the 04 prefix.
-        public var rawRepresentation: [UInt8] { Array(x963Representation.dropFirst()) }
-
-        /// The key for the affine point (x, y), each padded to the field size.
-        /// - Throws: `invalidKey` when the point is not on the curve.
-        public init(x: some DataProtocol, y: some DataProtocol, curve: Curve) throws(TokenMintError) {
-            let n = curve.coordinateByteCount
-            guard x.count == n, y.count == n else {
-                throw .invalidKeySize("\(curve) coordinates must be \(n) bytes each")
-            }
-            try self.init(x963Representation: [0x04] + Array(x) + Array(y), curve: curve)
-        }
-
-        /// The key for a SEC1 point: uncompressed (04‖x‖y) or compressed (02/03‖x).
-        /// - Throws: `invalidKey` when the point is not on the curve or is the point at infinity.
-        public init(x963Representation point: some DataProtocol, curve: Curve) throws(TokenMintError) {
-            let bytes = Array(point)
-            let n = curve.coordinateByteCount
-            let validLength = (bytes.first == 0x04 && bytes.count == 1 + 2 * n)
-                || ((bytes.first == 0x02 || bytes.first == 0x03) && bytes.count == 1 + n)
-            guard validLength else { throw .invalidKey("not a SEC1 point encoding for \(curve)") }
-            let pkey = try PKey.fromParameters(keyType: "EC", privatePart: false) { builder throws(TokenMintError) in
-                try builder.push("group", string: curve.openSSLName)
-                try builder.push("pub", octets: bytes)
-            }
-            try pkey.check(privatePart: false)
-            try self.init(pkey: pkey, curve: curve)
-        }
-
-        /// An SPKI PEM key (a private key PEM yields its public key).
-        public init(pemRepresentation pem: String, curve: Curve? = nil) throws(TokenMintError) {
-            let pkey = try PKey.decode(Array(pem.utf8), format: .pem, keyType: "EC", wantPrivate: false)
-            try pkey.check(privatePart: false)
-            try self.init(pkey: pkey, curve: ECDSA.curve(of: pkey, expected: curve))
-        }
-
-        /// An SPKI DER key.
-        public init(derRepresentation der: some DataProtocol, curve: Curve? = nil) throws(TokenMintError) {
-            let pkey = try PKey.decode(Array(der), format: .der, keyType: "EC", wantPrivate: false)
-            try pkey.check(privatePart: false)
-            try self.init(pkey: pkey, curve: ECDSA.curve(of: pkey, expected: curve))
-        }
-
-        init(pkey: PKey, curve: Curve) throws(TokenMintError) {
-            guard let point = try? curve.group.uncompressed(pkey.octetParameter(OSSL_PKEY_PARAM_PUB_KEY) ?? []) else {
-                throw OpenSSL.error(.crypto.invalidKey, "cannot read the \(curve) public point")
-            }
-            self.pkey = pkey
-            self.curve = curve
-            self.x963Representation = point
-        }
-
-        /// SPKI PEM.
-        public var pemRepresentation: String {
-            get throws(TokenMintError) { try pkey.encodePEM(structure: "SubjectPublicKeyInfo", privatePart: false) }
-        }
-        /// SPKI DER.
-        public var derRepresentation: [UInt8] {
-            get throws(TokenMintError) { try pkey.encode(format: .der, structure: "SubjectPublicKeyInfo", privatePart: false) }
-        }
-
-        /// Verifies `signature` over `message` hashed with `hash` (default: the
-        /// curve's hash). `false` for a signature on another curve.
-        public func isValidSignature(_ signature: Signature, for message: some DataProtocol, hash: HashFunction? = nil) -> Bool {
-            message.withContiguousBytes { isValidSignature(signature, for: $0, hash: hash) }
-        }
-
-        /// Verifies over the bytes in `message`.
-        public func isValidSignature(_ signature: Signature, for message: UnsafeRawBufferPointer, hash: HashFunction? = nil) -> Bool {
-            guard signature.curve == curve else { return false }
-            let der = signature.derRepresentation
-            return der.withUnsafeBytes { pkey.verify($0, message: message, hash: hash ?? curve.defaultHash) }
-        }
-
-        /// Compares the points.
-        public static func == (lhs: PublicKey, rhs: PublicKey) -> Bool {
-            lhs.curve == rhs.curve && lhs.x963Representation == rhs.x963Representation
-        }
-        /// Hashes the point.
-        public func hash(into hasher: inout Hasher) { hasher.combine(x963Representation) }
-    }
-
+extension ECDSA {
+    /// The named curve of an EC key; with `expected`, a key on another curve
+    /// is refused.
     static func curve(of pkey: PKey, expected: Curve?) throws(TokenMintError) -> Curve {
         guard pkey.typeName == "EC", let groupName = pkey.stringParameter(OSSL_PKEY_PARAM_GROUP_NAME) else {
             throw .invalidKey("not an EC key on a named curve")
@@ -396,5 +22,305 @@ public enum ECDSA {
             throw .invalidKey("expected a \(expected) key, got \(curve)")
         }
         return curve
+    }
+}
+
+extension ECDSA.PrivateKey {
+    /// A new random key on `curve` from OpenSSL's generator.
+    static func openSSLGenerate(curve: ECDSA.Curve) throws(TokenMintError) -> PKey {
+        let context = try PKey.context("EC")
+        defer { EVP_PKEY_CTX_free(context) }
+        var generated: OpaquePointer? = nil
+        guard EVP_PKEY_keygen_init(context) == 1,
+            EVP_PKEY_CTX_set_group_name(context, curve.openSSLName) == 1,
+            EVP_PKEY_generate(context, &generated) == 1, let generated
+        else { throw OpenSSL.failure("EC key generation on \(curve)") }
+        return PKey(taking: generated)
+    }
+
+    /// An EC key pair from a scalar the caller has checked to lie in
+    /// [1, n−1]: the public point is computed. The scalar is read in place.
+    static func openSSLKey(validScalar scalar: UnsafeRawBufferPointer, curve: ECDSA.Curve) throws(TokenMintError) -> PKey {
+        let d = try BigNum.make(secret: scalar)
+        let point: [UInt8]
+        do { point = try curve.group.publicPoint(forPrivate: d) } catch {
+            BN_clear_free(d)
+            throw error
+        }
+        return try PKey.fromParameters(keyType: "EC", privatePart: true) { builder throws(TokenMintError) in
+            try builder.push("priv", taking: d)
+            try builder.push("group", string: curve.openSSLName)
+            try builder.push("pub", octets: point)
+        }
+    }
+
+    /// A PKCS#8 or SEC1 key pair in PEM or DER.
+    static func openSSLDecode(_ encoded: [UInt8], format: PKey.Format) throws(TokenMintError) -> PKey {
+        try PKey.decode(encoded, format: format, keyType: "EC", wantPrivate: true)
+    }
+
+    /// Wraps an OpenSSL key pair; `check` runs OpenSSL's consistency checks.
+    init(validated pkey: PKey, curve expected: ECDSA.Curve?, check: Bool) throws(TokenMintError) {
+        let curve = try ECDSA.curve(of: pkey, expected: expected)
+        guard pkey.hasPrivateKey else { throw .invalidKey("the \(curve) key has no private part") }
+        if check { try pkey.check(privatePart: true) }
+        self.key = try ECKeyPair(pkey: pkey, curve: curve)
+        self.publicKey = try ECDSA.PublicKey(pkey: pkey, curve: curve)
+    }
+
+    /// The private scalar d, big-endian, padded to the order's size.
+    func openSSLPrivateScalar() throws(TokenMintError) -> SecureBytes {
+        guard let d = key.pkey.bignumParameter(OSSL_PKEY_PARAM_PRIV_KEY) else {
+            throw OpenSSL.failure("cannot read the private scalar")
+        }
+        let padded = [UInt8](repeating: 0, count: max(0, curve.scalarByteCount - d.count)) + d
+        return SecureBytes(padded)
+    }
+
+    /// PKCS#8 (`PrivateKeyInfo`) or, with `sec1`, SEC1 in PEM or DER.
+    func openSSLEncoded(_ format: PKey.Format, sec1: Bool) throws(TokenMintError) -> [UInt8] {
+        if sec1 {
+            return try key.pkey.encode(format: format, structure: "type-specific", privatePart: true)
+        }
+        return try key.pkey.encode(format: format, structure: "PrivateKeyInfo", privatePart: true)
+    }
+}
+
+extension ECDSA.PublicKey {
+    /// A public key for a SEC1 point on `curve`, checked by OpenSSL.
+    static func openSSLKey(point bytes: [UInt8], curve: ECDSA.Curve) throws(TokenMintError) -> PKey {
+        let pkey = try PKey.fromParameters(keyType: "EC", privatePart: false) { builder throws(TokenMintError) in
+            try builder.push("group", string: curve.openSSLName)
+            try builder.push("pub", octets: bytes)
+        }
+        try pkey.check(privatePart: false)
+        return pkey
+    }
+
+    /// An SPKI key in PEM or DER (a private key yields its public half),
+    /// checked by OpenSSL.
+    static func openSSLDecode(_ encoded: [UInt8], format: PKey.Format) throws(TokenMintError) -> PKey {
+        let pkey = try PKey.decode(encoded, format: format, keyType: "EC", wantPrivate: false)
+        try pkey.check(privatePart: false)
+        return pkey
+    }
+
+    /// Wraps an OpenSSL key, reading its point as uncompressed 04‖x‖y.
+    init(pkey: PKey, curve: ECDSA.Curve) throws(TokenMintError) {
+        guard let point = try? curve.group.uncompressed(pkey.octetParameter(OSSL_PKEY_PARAM_PUB_KEY) ?? []) else {
+            throw OpenSSL.error(.crypto.invalidKey, "cannot read the \(curve) public point")
+        }
+        self.pkey = pkey
+        self.curve = curve
+        self.x963Representation = point
+    }
+
+    /// SPKI (`SubjectPublicKeyInfo`) in PEM or DER.
+    func openSSLEncoded(_ format: PKey.Format) throws(TokenMintError) -> [UInt8] {
+        try pkey.encode(format: format, structure: "SubjectPublicKeyInfo", privatePart: false)
+    }
+}
+
+/// One curve's `EC_GROUP`, fetched once and shared (read-only) by all threads.
+final class CurveGroup: @unchecked Sendable {
+    let name: String
+    let group: OpaquePointer?
+    /// The group order n, big-endian, padded to its byte length.
+    let order: [UInt8]
+
+    init(_ name: String) {
+        self.name = name
+        let nid = OBJ_sn2nid(name)
+        group = EC_GROUP_new_by_curve_name(nid)
+        if let group, let n = EC_GROUP_get0_order(group) {
+            order = BigNum.bytes(n)
+        } else {
+            order = []
+        }
+    }
+
+    deinit { EC_GROUP_free(group) }
+
+    private func requireGroup() throws(TokenMintError) -> OpaquePointer {
+        guard let group, !order.isEmpty else { throw .unsupported("curve \(name) is not available in this OpenSSL") }
+        return group
+    }
+
+    /// The uncompressed point d·G, for a private scalar BIGNUM the caller owns.
+    func publicPoint(forPrivate d: OpaquePointer) throws(TokenMintError) -> [UInt8] {
+        let group = try requireGroup()
+        guard let point = EC_POINT_new(group) else { throw OpenSSL.failure("EC_POINT_new") }
+        defer { EC_POINT_free(point) }
+        guard EC_POINT_mul(group, point, d, nil, nil, nil) == 1 else { throw OpenSSL.failure("EC_POINT_mul") }
+        return try encode(point, group: group)
+    }
+
+    /// Re-encodes any valid SEC1 point as uncompressed 04‖x‖y.
+    func uncompressed(_ encoded: [UInt8]) throws(TokenMintError) -> [UInt8] {
+        let group = try requireGroup()
+        guard let point = EC_POINT_new(group) else { throw OpenSSL.failure("EC_POINT_new") }
+        defer { EC_POINT_free(point) }
+        guard EC_POINT_oct2point(group, point, encoded, encoded.count, nil) == 1,
+            EC_POINT_is_at_infinity(group, point) == 0
+        else { throw OpenSSL.error(.crypto.invalidKey, "point is not on \(name)") }
+        return try encode(point, group: group)
+    }
+
+    private func encode(_ point: OpaquePointer, group: OpaquePointer) throws(TokenMintError) -> [UInt8] {
+        let length = EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, nil, 0, nil)
+        guard length > 0 else { throw OpenSSL.failure("EC_POINT_point2oct") }
+        var out = [UInt8](repeating: 0, count: length)
+        guard EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, &out, length, nil) == length else {
+            throw OpenSSL.failure("EC_POINT_point2oct")
+        }
+        return out
+    }
+}
+
+/// A private EC key: the provider key for ordinary signing and the legacy
+/// `EC_KEY` view that `ECDSA_do_sign_ex` needs for caller-chosen nonces.
+final class ECKeyPair: @unchecked Sendable {
+    let pkey: PKey
+    let curve: ECDSA.Curve
+    private let ecKey: OpaquePointer
+
+    init(pkey: PKey, curve: ECDSA.Curve) throws(TokenMintError) {
+        guard let ecKey = EVP_PKEY_get1_EC_KEY(pkey.pointer) else { throw OpenSSL.failure("EVP_PKEY_get1_EC_KEY") }
+        self.pkey = pkey
+        self.curve = curve
+        self.ecKey = ecKey
+    }
+
+    deinit { EC_KEY_free(ecKey) }
+
+    /// RFC 6979 §3.2: k from an HMAC_DRBG keyed with the private scalar and
+    /// the message hash; then ECDSA with that k (§2.4). The HMAC is OpenSSL's;
+    /// the arithmetic is OpenSSL's BIGNUM and EC_POINT calls.
+    func deterministicSignature(digest: [UInt8], hash: HashFunction) throws(TokenMintError) -> ECDSA.Signature {
+        guard let group = EC_KEY_get0_group(ecKey), let order = EC_GROUP_get0_order(group),
+            let d = EC_KEY_get0_private_key(ecKey)
+        else { throw OpenSSL.failure("EC key has no group or private scalar") }
+        guard let bnContext = BN_CTX_secure_new() else { throw OpenSSL.failure("BN_CTX_secure_new") }
+        defer { BN_CTX_free(bnContext) }
+
+        let qlen = Int(BN_num_bits(order))
+        let rlen = (qlen + 7) / 8
+        let hlen = hash.digestSize
+
+        // x = int2octets(d); h = bits2octets(H(m)).
+        var x = [UInt8](repeating: 0, count: rlen)
+        guard BN_bn2binpad(d, &x, Int32(rlen)) == Int32(rlen) else { throw OpenSSL.failure("BN_bn2binpad") }
+        var h = try bits2octets(digest, order: order, qlen: qlen, rlen: rlen, context: bnContext)
+        var v = [UInt8](repeating: 0x01, count: hlen)
+        var k = [UInt8](repeating: 0x00, count: hlen)
+        defer {
+            OPENSSL_cleanse(&x, x.count)
+            OPENSSL_cleanse(&h, h.count)
+            OPENSSL_cleanse(&v, v.count)
+            OPENSSL_cleanse(&k, k.count)
+        }
+        k = try mac(hash, key: k, v + [0x00] + x + h)
+        v = try mac(hash, key: k, v)
+        k = try mac(hash, key: k, v + [0x01] + x + h)
+        v = try mac(hash, key: k, v)
+
+        guard let kBN = BN_secure_new(), let point = EC_POINT_new(group), let px = BN_new(), let r = BN_new() else {
+            throw OpenSSL.failure("BIGNUM allocation")
+        }
+        defer {
+            BN_clear_free(kBN)
+            EC_POINT_free(point)
+            BN_free(px)
+            BN_free(r)
+        }
+        BN_set_flags(kBN, BN_FLG_CONSTTIME)
+
+        for _ in 0..<64 {  // A retry has probability ~2^-128 per round on the supported curves.
+            var t: [UInt8] = []
+            while t.count * 8 < qlen {
+                v = try mac(hash, key: k, v)
+                t += v
+            }
+            defer { OPENSSL_cleanse(&t, t.count) }
+            try bits2int(t, qlen: qlen, into: kBN)
+            if BN_is_zero(kBN) == 0, BN_cmp(kBN, order) < 0,
+                let signature = try sign(digest: digest, k: kBN, group: group, order: order, point: point,
+                                         px: px, r: r, context: bnContext)
+            {
+                return signature
+            }
+            k = try mac(hash, key: k, v + [0x00])
+            v = try mac(hash, key: k, v)
+        }
+        throw TokenMintError(.crypto.libraryFailure, "RFC 6979: no usable nonce found")
+    }
+
+    /// One ECDSA signature with nonce k, or nil when r or s came out zero
+    /// (the caller then draws the next k, as RFC 6979 §3.2 step h.3 says).
+    private func sign(
+        digest: [UInt8], k: OpaquePointer, group: OpaquePointer, order: OpaquePointer, point: OpaquePointer,
+        px: OpaquePointer, r: OpaquePointer, context: OpaquePointer
+    ) throws(TokenMintError) -> ECDSA.Signature? {
+        guard EC_POINT_mul(group, point, k, nil, nil, context) == 1,
+            EC_POINT_get_affine_coordinates(group, point, px, nil, context) == 1,
+            BN_nnmod(r, px, order, context) == 1
+        else { throw OpenSSL.failure("computing k·G") }
+        if BN_is_zero(r) == 1 { return nil }
+        guard let kInverse = BN_mod_inverse(nil, k, order, context) else { throw OpenSSL.failure("BN_mod_inverse") }
+        defer { BN_clear_free(kInverse) }
+        guard let sig = ECDSA_do_sign_ex(digest, Int32(digest.count), kInverse, r, ecKey) else {
+            OpenSSL.clearErrors()  // s = 0: OpenSSL asks for new set-up values
+            return nil
+        }
+        defer { ECDSA_SIG_free(sig) }
+        guard let sigR = ECDSA_SIG_get0_r(sig), let sigS = ECDSA_SIG_get0_s(sig),
+            let rBytes = BigNum.bytes(sigR, paddedTo: curve.scalarByteCount),
+            let sBytes = BigNum.bytes(sigS, paddedTo: curve.scalarByteCount)
+        else { throw OpenSSL.failure("ECDSA_SIG_get0") }
+        return try ECDSA.Signature(curve: curve, r: rBytes, s: sBytes)
+    }
+
+    /// HMAC for the DRBG. The key changes at every step, so a keyed template
+    /// does not help; libsodium's HMAC-SHA-256/512 (ECDSA_sodium.swift) skip
+    /// OpenSSL's per-call algorithm fetch, and OpenSSL's HMAC() serves the
+    /// other hashes.
+    private func mac(_ hash: HashFunction, key: [UInt8], _ data: [UInt8]) throws(TokenMintError) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 64)
+        var length = 0
+        if hash == .sha256 {
+            ECKeyPair.sodiumHMACSHA256(key: key, data, into: &out)
+            length = 32
+        } else if hash == .sha512 {
+            ECKeyPair.sodiumHMACSHA512(key: key, data, into: &out)
+            length = 64
+        } else {
+            var macLength: UInt32 = 0
+            guard CLibCrypto.HMAC(hash.handle.md, key, Int32(key.count), data, data.count, &out, &macLength) != nil else {
+                throw OpenSSL.failure("HMAC")
+            }
+            length = Int(macLength)
+        }
+        ECKeyPair.sodiumWipe(data)
+        return Array(out.prefix(length))
+    }
+
+    /// bits2int (RFC 6979 §2.3.2): the leftmost qlen bits of `bytes`.
+    private func bits2int(_ bytes: [UInt8], qlen: Int, into bn: OpaquePointer) throws(TokenMintError) {
+        guard BN_bin2bn(bytes, Int32(bytes.count), bn) != nil else { throw OpenSSL.failure("BN_bin2bn") }
+        let excess = bytes.count * 8 - qlen
+        if excess > 0, BN_rshift(bn, bn, Int32(excess)) != 1 { throw OpenSSL.failure("BN_rshift") }
+    }
+
+    /// bits2octets (RFC 6979 §2.3.4): int2octets(bits2int(h) mod q).
+    private func bits2octets(
+        _ digest: [UInt8], order: OpaquePointer, qlen: Int, rlen: Int, context: OpaquePointer
+    ) throws(TokenMintError) -> [UInt8] {
+        guard let z = BN_new() else { throw OpenSSL.failure("BN_new") }
+        defer { BN_clear_free(z) }
+        try bits2int(digest, qlen: qlen, into: z)
+        if BN_cmp(z, order) >= 0, BN_sub(z, z, order) != 1 { throw OpenSSL.failure("BN_sub") }
+        var out = [UInt8](repeating: 0, count: rlen)
+        guard BN_bn2binpad(z, &out, Int32(rlen)) == Int32(rlen) else { throw OpenSSL.failure("BN_bn2binpad") }
+        return out
     }
 }

@@ -1,43 +1,20 @@
-public import TokenMintCore
+import TokenMintCore
 internal import CLibCrypto
 
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
-public import Foundation
-#endif
+// The OpenSSL side of Ed448 (the public API is in Ed448.swift).
 
-/// Ed448 (RFC 8032), verification only, through OpenSSL: for checking
-/// signatures made elsewhere (WebAuthn's Ed448 credentials, test suites).
-public enum Ed448 {
-    /// A 57-byte Ed448 verification key.
-    public struct PublicKey: Sendable, Hashable {
-        let pkey: PKey
-        /// The 57-byte encoded point.
-        public let rawRepresentation: [UInt8]
-
-        /// A 57-byte public key; OpenSSL checks the encoding.
-        public init(rawRepresentation bytes: some DataProtocol) throws(TokenMintError) {
-            let raw = Array(bytes)
-            guard raw.count == 57 else { throw .invalidKeySize("Ed448 public key must be 57 bytes, got \(raw.count)") }
-            guard let key = EVP_PKEY_new_raw_public_key_ex(nil, "ED448", nil, raw, raw.count) else {
-                throw OpenSSL.error(.crypto.invalidKey, "not an Ed448 public key")
-            }
-            pkey = PKey(taking: key)
-            rawRepresentation = raw
+extension Ed448.PublicKey {
+    /// An `EVP_PKEY` for 57 raw bytes; OpenSSL checks the encoding.
+    static func openSSLKey(raw: [UInt8]) throws(TokenMintError) -> PKey {
+        guard let key = EVP_PKEY_new_raw_public_key_ex(nil, "ED448", nil, raw, raw.count) else {
+            throw OpenSSL.error(.crypto.invalidKey, "not an Ed448 public key")
         }
+        return PKey(taking: key)
+    }
 
-        /// Pure Ed448 with an empty context: `false` unless the 114-byte signature verifies.
-        public func isValidSignature(_ signature: some DataProtocol, for message: some DataProtocol) -> Bool {
-            guard signature.count == 114 else { return false }
-            return signature.withContiguousBytes { s in
-                message.withContiguousBytes { m in pkey.verify(s, message: m, hash: nil) }
-            }
-        }
-
-        /// Compares the encoded points.
-        public static func == (lhs: PublicKey, rhs: PublicKey) -> Bool { lhs.rawRepresentation == rhs.rawRepresentation }
-        /// Hashes the encoded point.
-        public func hash(into hasher: inout Hasher) { hasher.combine(rawRepresentation) }
+    /// Pure Ed448 (`EVP_DigestVerify` with no digest and an empty context).
+    @inline(__always)
+    func openSSLIsValidSignature(_ signature: UnsafeRawBufferPointer, for message: UnsafeRawBufferPointer) -> Bool {
+        pkey.verify(signature, message: message, hash: nil)
     }
 }

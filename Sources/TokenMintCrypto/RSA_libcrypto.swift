@@ -1,295 +1,140 @@
-public import TokenMintCore
+import TokenMintCore
 internal import CLibCrypto
 
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
-public import Foundation
-#endif
+// The OpenSSL side of RSA (the public API is in RSA.swift).
 
-/// RSA signatures (RFC 8017): PKCS#1 v1.5 and PSS, through OpenSSL 3.
-public enum RSA {
-    /// The smallest modulus TokenMint signs with (RFC 7518 §3.3, NIST SP 800-131A).
-    public static let minimumSigningBits = 2048
-    /// The smallest modulus TokenMint verifies with: legacy 1024-bit keys still verify.
-    public static let minimumVerificationBits = 1024
-    /// The largest modulus accepted anywhere (bounds the work a key can cause).
-    public static let maximumBits = 16384
-
-    /// The signature scheme.
-    public enum Padding: Sendable, Hashable {
-        /// RSASSA-PKCS1-v1_5.
-        case pkcs1v15
-        /// RSASSA-PSS with MGF1 (by default over the signature's hash).
-        case pss(saltLength: PSSSaltLength = .digestLength, mgf1Hash: HashFunction? = nil)
-
-        /// PSS with salt length = hash length and MGF1 over the same hash (JOSE PS256/384/512).
-        public static let pss = Padding.pss()
-    }
-
-    /// The PSS salt length.
-    public enum PSSSaltLength: Sendable, Hashable {
-        /// As long as the hash output (JOSE's rule).
-        case digestLength
-        /// The largest the key allows.
-        case maximum
-        /// Exactly this many bytes.
-        case bytes(Int)
-        /// Verification only: whatever the signature carries.
-        case any
-
-        var openSSLValue: Int32 {
-            switch self {
-            case .digestLength: -1  // RSA_PSS_SALTLEN_DIGEST
-            case .any: -2  // RSA_PSS_SALTLEN_AUTO
-            case .maximum: -3  // RSA_PSS_SALTLEN_MAX
-            case .bytes(let n): Int32(clamping: n)
-            }
+extension RSA.PSSSaltLength {
+    /// OpenSSL's `RSA_PSS_SALTLEN_*` value.
+    var openSSLValue: Int32 {
+        switch self {
+        case .digestLength: -1  // RSA_PSS_SALTLEN_DIGEST
+        case .any: -2  // RSA_PSS_SALTLEN_AUTO
+        case .maximum: -3  // RSA_PSS_SALTLEN_MAX
+        case .bytes(let n): Int32(clamping: n)
         }
     }
+}
 
-    /// The components of an RSA key, big-endian unsigned.
-    public struct Components: Sendable {
-        /// Modulus.
-        public var n: [UInt8]
-        /// Public exponent.
-        public var e: [UInt8]
-        /// Private exponent (nil for a public key).
-        public var d: SecureBytes?
-        /// First prime factor.
-        public var p: SecureBytes?
-        /// Second prime factor.
-        public var q: SecureBytes?
-        /// d mod (p−1).
-        public var dp: SecureBytes?
-        /// d mod (q−1).
-        public var dq: SecureBytes?
-        /// q⁻¹ mod p.
-        public var qi: SecureBytes?
+extension RSA.PrivateKey {
+    /// A new key with e = 65537 (the caller has checked `bits`).
+    static func openSSLGenerate(bits: Int) throws(TokenMintError) -> PKey {
+        let context = try PKey.context("RSA")
+        defer { EVP_PKEY_CTX_free(context) }
+        var generated: OpaquePointer? = nil
+        guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_CTX_set_rsa_keygen_bits(context, Int32(bits)) == 1,
+            EVP_PKEY_generate(context, &generated) == 1, let generated
+        else { throw OpenSSL.failure("RSA key generation") }
+        return PKey(taking: generated)
+    }
 
-        /// Collects components; the CRT values are optional on input (they are computed from p and q).
-        public init(
-            n: [UInt8], e: [UInt8], d: SecureBytes? = nil, p: SecureBytes? = nil, q: SecureBytes? = nil,
-            dp: SecureBytes? = nil, dq: SecureBytes? = nil, qi: SecureBytes? = nil
-        ) {
-            self.n = n
-            self.e = e
-            self.d = d
-            self.p = p
-            self.q = q
-            self.dp = dp
-            self.dq = dq
-            self.qi = qi
+    /// A PKCS#8 or PKCS#1 key pair in PEM or DER.
+    static func openSSLDecode(_ encoded: [UInt8], format: PKey.Format) throws(TokenMintError) -> PKey {
+        try PKey.decode(encoded, format: format, keyType: "RSA", wantPrivate: true)
+    }
+
+    /// A key pair from its components; `d`, `p` and `q` are read in place.
+    static func openSSLKey(
+        components c: RSA.Components, d: SecureBytes, p: SecureBytes, q: SecureBytes
+    ) throws(TokenMintError) -> PKey {
+        try PKey.fromParameters(keyType: "RSA", privatePart: true) { builder throws(TokenMintError) in
+            try builder.push("n", bignum: c.n)
+            try builder.push("e", bignum: c.e)
+            try builder.push("d", secret: d)
+            try builder.push("rsa-factor1", secret: p)
+            try builder.push("rsa-factor2", secret: q)
+            let (dp, dq, qi) = try RSA.crtValues(d: d, p: p, q: q, given: c)
+            try builder.push("rsa-exponent1", taking: dp)
+            try builder.push("rsa-exponent2", taking: dq)
+            try builder.push("rsa-coefficient1", taking: qi)
         }
     }
 
-    /// A signing key.
-    public struct PrivateKey: Sendable {
-        let pkey: PKey
-        /// The matching public key.
-        public let publicKey: PublicKey
-        /// The modulus size in bits.
-        public var keySizeInBits: Int { publicKey.keySizeInBits }
+    /// Wraps an OpenSSL key pair; `check` runs OpenSSL's consistency checks.
+    init(validated pkey: PKey, check: Bool) throws(TokenMintError) {
+        guard pkey.typeName == "RSA" else { throw .invalidKey("not an RSA key (\(pkey.typeName))") }
+        guard pkey.hasPrivateKey else { throw .invalidKey("the RSA key has no private part") }
+        let publicKey = try RSA.PublicKey(pkey: pkey)
+        if check { try pkey.check(privatePart: true) }
+        self.pkey = pkey
+        self.publicKey = publicKey
+    }
 
-        /// A new key with e = 65537.
-        /// - Parameter bits: 2048 to 16384, a multiple of 8 (3072 or more is advised past 2030).
-        public init(bits: Int = 2048) throws(TokenMintError) {
-            guard bits >= RSA.minimumSigningBits, bits <= RSA.maximumBits, bits % 8 == 0 else {
-                throw .invalidKeySize("RSA keys are generated with 2048 to \(RSA.maximumBits) bits (multiple of 8), not \(bits)")
-            }
-            let context = try PKey.context("RSA")
-            defer { EVP_PKEY_CTX_free(context) }
-            var generated: OpaquePointer? = nil
-            guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_CTX_set_rsa_keygen_bits(context, Int32(bits)) == 1,
-                EVP_PKEY_generate(context, &generated) == 1, let generated
-            else { throw OpenSSL.failure("RSA key generation") }
-            try self.init(validated: PKey(taking: generated), check: false)
-        }
+    /// The components, private ones in zeroing memory.
+    func openSSLComponents() -> RSA.Components {
+        func secret(_ name: String) -> SecureBytes? { pkey.bignumParameter(name).map { SecureBytes($0) } }
+        var c = publicKey.components
+        c.d = secret("d")
+        c.p = secret("rsa-factor1")
+        c.q = secret("rsa-factor2")
+        c.dp = secret("rsa-exponent1")
+        c.dq = secret("rsa-exponent2")
+        c.qi = secret("rsa-coefficient1")
+        return c
+    }
 
-        /// A PEM key: PKCS#8 (`PRIVATE KEY`) or PKCS#1 (`RSA PRIVATE KEY`).
-        public init(pemRepresentation pem: String) throws(TokenMintError) {
-            let pkey = try PKey.decode(Array(pem.utf8), format: .pem, keyType: "RSA", wantPrivate: true)
-            try self.init(validated: pkey, check: true)
+    /// PKCS#8 (`PrivateKeyInfo`) or, with `pkcs1`, PKCS#1 in PEM or DER.
+    func openSSLEncoded(_ format: PKey.Format, pkcs1: Bool) throws(TokenMintError) -> [UInt8] {
+        if pkcs1 {
+            return try pkey.encode(format: format, structure: "type-specific", privatePart: true)
         }
+        return try pkey.encode(format: format, structure: "PrivateKeyInfo", privatePart: true)
+    }
 
-        /// A DER key: PKCS#8 or PKCS#1.
-        public init(derRepresentation der: some DataProtocol) throws(TokenMintError) {
-            let pkey = try PKey.decode(Array(der), format: .der, keyType: "RSA", wantPrivate: true)
-            try self.init(validated: pkey, check: true)
-        }
+    /// `EVP_DigestSign` with the padding set up (the caller has checked key
+    /// size, hash and salt length).
+    @inline(__always)
+    func openSSLSignature(
+        for message: UnsafeRawBufferPointer, hash: HashFunction, padding: RSA.Padding
+    ) throws(TokenMintError) -> [UInt8] {
+        try pkey.sign(message, hash: hash) { RSA.configure($0, padding: padding, hash: hash) }
+    }
+}
 
-        /// A key from its components (n, e, d, p, q; CRT values optional).
-        public init(components c: Components) throws(TokenMintError) {
-            guard let d = c.d, let p = c.p, let q = c.q else {
-                throw .invalidKey("an RSA private key needs n, e, d, p and q")
-            }
-            try RSA.checkPublic(n: c.n, e: c.e)
-            let pkey = try PKey.fromParameters(keyType: "RSA", privatePart: true) { builder throws(TokenMintError) in
-                try builder.push("n", bignum: c.n)
-                try builder.push("e", bignum: c.e)
-                try builder.push("d", secret: d)
-                try builder.push("rsa-factor1", secret: p)
-                try builder.push("rsa-factor2", secret: q)
-                let (dp, dq, qi) = try RSA.crtValues(d: d, p: p, q: q, given: c)
-                try builder.push("rsa-exponent1", taking: dp)
-                try builder.push("rsa-exponent2", taking: dq)
-                try builder.push("rsa-coefficient1", taking: qi)
-            }
-            try self.init(validated: pkey, check: true)
-        }
-
-        init(validated pkey: PKey, check: Bool) throws(TokenMintError) {
-            guard pkey.typeName == "RSA" else { throw .invalidKey("not an RSA key (\(pkey.typeName))") }
-            guard pkey.hasPrivateKey else { throw .invalidKey("the RSA key has no private part") }
-            let publicKey = try PublicKey(pkey: pkey)
-            if check { try pkey.check(privatePart: true) }
-            self.pkey = pkey
-            self.publicKey = publicKey
-        }
-
-        /// The components, private ones in zeroing memory.
-        public var components: Components {
-            func secret(_ name: String) -> SecureBytes? { pkey.bignumParameter(name).map { SecureBytes($0) } }
-            var c = publicKey.components
-            c.d = secret("d")
-            c.p = secret("rsa-factor1")
-            c.q = secret("rsa-factor2")
-            c.dp = secret("rsa-exponent1")
-            c.dq = secret("rsa-exponent2")
-            c.qi = secret("rsa-coefficient1")
-            return c
-        }
-
-        /// PKCS#8 PEM.
-        public var pemRepresentation: String {
-            get throws(TokenMintError) { try pkey.encodePEM(structure: "PrivateKeyInfo", privatePart: true) }
-        }
-        /// PKCS#8 DER.
-        public var derRepresentation: SecureBytes {
-            get throws(TokenMintError) { SecureBytes(try pkey.encode(format: .der, structure: "PrivateKeyInfo", privatePart: true)) }
-        }
-        /// PKCS#1 PEM (`-----BEGIN RSA PRIVATE KEY-----`).
-        public var pkcs1PEMRepresentation: String {
-            get throws(TokenMintError) { try pkey.encodePEM(structure: "type-specific", privatePart: true) }
-        }
-        /// PKCS#1 DER.
-        public var pkcs1DERRepresentation: SecureBytes {
-            get throws(TokenMintError) { SecureBytes(try pkey.encode(format: .der, structure: "type-specific", privatePart: true)) }
-        }
-
-        /// Signs `message`.
-        /// - Throws: `invalidKeySize` for a key under 2048 bits, `unsupportedAlgorithm` for SHA-1.
-        public func signature(for message: some DataProtocol, hash: HashFunction = .sha256, padding: Padding) throws(TokenMintError) -> [UInt8] {
-            try message.withContiguousBytes(throwing: { bytes throws(TokenMintError) in
-                try signature(for: bytes, hash: hash, padding: padding)
-            })
-        }
-
-        /// Signs the bytes in `message`.
-        public func signature(for message: UnsafeRawBufferPointer, hash: HashFunction = .sha256, padding: Padding) throws(TokenMintError) -> [UInt8] {
-            guard keySizeInBits >= RSA.minimumSigningBits else {
-                throw .invalidKeySize("RSA signing needs at least \(RSA.minimumSigningBits) bits; this key has \(keySizeInBits)")
-            }
-            guard hash.isAllowedForSigning else { throw .unsupported("RSA signing with \(hash.name) is refused") }
-            if case .pss(.any, _) = padding { throw .invalidParameter("PSS salt length .any is for verification only") }
-            return try pkey.sign(message, hash: hash) { RSA.configure($0, padding: padding, hash: hash) }
+extension RSA.PublicKey {
+    /// A public key from n and e (already checked).
+    static func openSSLKey(n: [UInt8], e: [UInt8]) throws(TokenMintError) -> PKey {
+        try PKey.fromParameters(keyType: "RSA", privatePart: false) { builder throws(TokenMintError) in
+            try builder.push("n", bignum: n)
+            try builder.push("e", bignum: e)
         }
     }
 
-    /// A verification key.
-    public struct PublicKey: Sendable, Hashable {
-        let pkey: PKey
-        /// The modulus n, big-endian, without leading zeros.
-        public let modulus: [UInt8]
-        /// The public exponent e, big-endian.
-        public let publicExponent: [UInt8]
-        /// The modulus size in bits.
-        public var keySizeInBits: Int { pkey.bits }
-
-        /// The key (n, e).
-        public init(modulus n: some DataProtocol, publicExponent e: some DataProtocol) throws(TokenMintError) {
-            let n = Array(n.drop(while: { $0 == 0 }))
-            let e = Array(e.drop(while: { $0 == 0 }))
-            try RSA.checkPublic(n: n, e: e)
-            let pkey = try PKey.fromParameters(keyType: "RSA", privatePart: false) { builder throws(TokenMintError) in
-                try builder.push("n", bignum: n)
-                try builder.push("e", bignum: e)
-            }
-            try self.init(pkey: pkey)
-        }
-
-        /// An SPKI or PKCS#1 (`RSA PUBLIC KEY`) PEM key; a private key PEM yields its public key.
-        public init(pemRepresentation pem: String) throws(TokenMintError) {
-            let pkey = try PKey.decode(Array(pem.utf8), format: .pem, keyType: "RSA", wantPrivate: false)
-            try self.init(pkey: pkey)
-        }
-
-        /// An SPKI or PKCS#1 DER key.
-        public init(derRepresentation der: some DataProtocol) throws(TokenMintError) {
-            let pkey = try PKey.decode(Array(der), format: .der, keyType: "RSA", wantPrivate: false)
-            try self.init(pkey: pkey)
-        }
-
-        init(pkey: PKey) throws(TokenMintError) {
-            guard pkey.typeName == "RSA", let n = pkey.bignumParameter("n"), let e = pkey.bignumParameter("e") else {
-                throw .invalidKey("not an RSA public key")
-            }
-            try RSA.checkPublic(n: n, e: e)
-            self.pkey = pkey
-            self.modulus = n
-            self.publicExponent = e
-        }
-
-        /// n and e.
-        public var components: Components { Components(n: modulus, e: publicExponent) }
-
-        /// SPKI PEM.
-        public var pemRepresentation: String {
-            get throws(TokenMintError) { try pkey.encodePEM(structure: "SubjectPublicKeyInfo", privatePart: false) }
-        }
-        /// SPKI DER.
-        public var derRepresentation: [UInt8] {
-            get throws(TokenMintError) { try pkey.encode(format: .der, structure: "SubjectPublicKeyInfo", privatePart: false) }
-        }
-        /// PKCS#1 PEM (`-----BEGIN RSA PUBLIC KEY-----`).
-        public var pkcs1PEMRepresentation: String {
-            get throws(TokenMintError) { try pkey.encodePEM(structure: "type-specific", privatePart: false) }
-        }
-        /// PKCS#1 DER.
-        public var pkcs1DERRepresentation: [UInt8] {
-            get throws(TokenMintError) { try pkey.encode(format: .der, structure: "type-specific", privatePart: false) }
-        }
-
-        /// Verifies `signature` over `message`. The signature must be exactly
-        /// the modulus length; anything malformed is `false`.
-        public func isValidSignature(
-            _ signature: some DataProtocol, for message: some DataProtocol, hash: HashFunction = .sha256, padding: Padding
-        ) -> Bool {
-            signature.withContiguousBytes { s in
-                message.withContiguousBytes { m in isValidSignature(s, for: m, hash: hash, padding: padding) }
-            }
-        }
-
-        /// As above, over raw buffers.
-        public func isValidSignature(
-            _ signature: UnsafeRawBufferPointer, for message: UnsafeRawBufferPointer, hash: HashFunction = .sha256,
-            padding: Padding
-        ) -> Bool {
-            guard signature.count == (keySizeInBits + 7) / 8 else { return false }
-            return pkey.verify(signature, message: message, hash: hash) { RSA.configure($0, padding: padding, hash: hash) }
-        }
-
-        /// Compares n and e.
-        public static func == (lhs: PublicKey, rhs: PublicKey) -> Bool {
-            lhs.modulus == rhs.modulus && lhs.publicExponent == rhs.publicExponent
-        }
-        /// Hashes n and e.
-        public func hash(into hasher: inout Hasher) {
-            hasher.combine(modulus)
-            hasher.combine(publicExponent)
-        }
+    /// An SPKI or PKCS#1 key in PEM or DER (a private key yields its public half).
+    static func openSSLDecode(_ encoded: [UInt8], format: PKey.Format) throws(TokenMintError) -> PKey {
+        try PKey.decode(encoded, format: format, keyType: "RSA", wantPrivate: false)
     }
 
+    /// Wraps an OpenSSL key, reading n and e from it.
+    init(pkey: PKey) throws(TokenMintError) {
+        guard pkey.typeName == "RSA", let n = pkey.bignumParameter("n"), let e = pkey.bignumParameter("e") else {
+            throw .invalidKey("not an RSA public key")
+        }
+        try RSA.checkPublic(n: n, e: e)
+        self.pkey = pkey
+        self.modulus = n
+        self.publicExponent = e
+    }
+
+    /// SPKI (`SubjectPublicKeyInfo`) or, with `pkcs1`, PKCS#1 in PEM or DER.
+    func openSSLEncoded(_ format: PKey.Format, pkcs1: Bool) throws(TokenMintError) -> [UInt8] {
+        if pkcs1 {
+            return try pkey.encode(format: format, structure: "type-specific", privatePart: false)
+        }
+        return try pkey.encode(format: format, structure: "SubjectPublicKeyInfo", privatePart: false)
+    }
+
+    /// `EVP_DigestVerify` with the padding set up: every failure is `false`.
+    @inline(__always)
+    func openSSLIsValidSignature(
+        _ signature: UnsafeRawBufferPointer, for message: UnsafeRawBufferPointer, hash: HashFunction, padding: RSA.Padding
+    ) -> Bool {
+        pkey.verify(signature, message: message, hash: hash) { RSA.configure($0, padding: padding, hash: hash) }
+    }
+}
+
+extension RSA {
+    /// Sets the padding (and for PSS the MGF1 hash and salt length) on a
+    /// signing or verifying `EVP_PKEY_CTX`.
     static func configure(_ context: OpaquePointer, padding: Padding, hash: HashFunction) -> Bool {
         switch padding {
         case .pkcs1v15:
@@ -300,19 +145,6 @@ public enum RSA {
                 && (mgf1 == nil || mgf1 == hash
                     || EVP_PKEY_CTX_set_rsa_mgf1_md_name(context, (mgf1 ?? hash).openSSLName, nil) == 1)
                 && EVP_PKEY_CTX_set_rsa_pss_saltlen(context, salt.openSSLValue) == 1
-        }
-    }
-
-    static func checkPublic(n: [UInt8], e: [UInt8]) throws(TokenMintError) {
-        let n = Array(n.drop(while: { $0 == 0 }))
-        let e = Array(e.drop(while: { $0 == 0 }))
-        let bits = n.isEmpty ? 0 : n.count * 8 - n[0].leadingZeroBitCount
-        guard bits >= RSA.minimumVerificationBits, bits <= RSA.maximumBits else {
-            throw .invalidKeySize("RSA modulus must have \(RSA.minimumVerificationBits) to \(RSA.maximumBits) bits, got \(bits)")
-        }
-        guard n.last.map({ $0 & 1 == 1 }) == true else { throw .invalidKey("RSA modulus is even") }
-        guard let lastE = e.last, lastE & 1 == 1, e.count <= 32, !(e.count == 1 && e[0] < 3) else {
-            throw .invalidKey("RSA public exponent must be odd, at least 3 and at most 256 bits")
         }
     }
 

@@ -1,27 +1,13 @@
-public import TokenMintCore
+import TokenMintCore
 internal import CSodium
 
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
-public import Foundation
-#endif
+// The libsodium side of XChaCha20Poly1305 and PasswordKeyDerivation (the
+// public API is in XChaCha20Poly1305.swift and PasswordKeyDerivation.swift).
 
-/// XChaCha20-Poly1305 (libsodium's `crypto_aead_xchacha20poly1305_ietf`):
-/// authenticated encryption for secrets at rest. The 24-byte nonce is random
-/// per message and stored in front of the ciphertext.
-public enum XChaCha20Poly1305 {
-    /// Key length in bytes.
-    public static let keyByteCount = 32
-    /// Bytes added to a plaintext: nonce (24) and tag (16).
-    public static let overhead = 40
-
-    /// `nonce ‖ ciphertext ‖ tag` of `plaintext`, bound to `associatedData`.
-    public static func seal(_ plaintext: some DataProtocol, key: SecureBytes, associatedData: some DataProtocol) throws(TokenMintError) -> [UInt8] {
-        try Sodium.ensure()
-        guard key.count == keyByteCount else { throw .invalidKeySize("XChaCha20-Poly1305 keys are 32 bytes") }
-        let message = Array(plaintext)
-        let ad = Array(associatedData)
+extension XChaCha20Poly1305 {
+    /// `crypto_aead_xchacha20poly1305_ietf_encrypt` with a random nonce:
+    /// `nonce ‖ ciphertext ‖ tag`. The caller has checked the key length.
+    static func sodiumSeal(_ message: [UInt8], key: SecureBytes, associatedData ad: [UInt8]) throws(TokenMintError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: message.count + overhead)
         out.withUnsafeMutableBytes { SecureRandom.fill(UnsafeMutableRawBufferPointer(rebasing: $0[0..<24])) }
         var length: UInt64 = 0
@@ -36,14 +22,10 @@ public enum XChaCha20Poly1305 {
         return out
     }
 
-    /// The plaintext of `sealed`, or an error when it was not sealed with this
-    /// key and associated data (or was altered).
-    public static func open(_ sealed: some DataProtocol, key: SecureBytes, associatedData: some DataProtocol) throws(TokenMintError) -> SecureBytes {
-        try Sodium.ensure()
-        guard key.count == keyByteCount else { throw .invalidKeySize("XChaCha20-Poly1305 keys are 32 bytes") }
-        let box = Array(sealed)
-        let ad = Array(associatedData)
-        guard box.count >= overhead else { throw .invalidEncoding("sealed data shorter than nonce and tag") }
+    /// `crypto_aead_xchacha20poly1305_ietf_decrypt` straight into secure
+    /// memory. The caller has checked the key length and that `box` holds at
+    /// least a nonce and a tag.
+    static func sodiumOpen(_ box: [UInt8], key: SecureBytes, associatedData ad: [UInt8]) throws(TokenMintError) -> SecureBytes {
         var length: UInt64 = 0
         let result = try SecureBytes(count: box.count - overhead) { out throws(TokenMintError) in
             let status = key.withUnsafeBytes { k in
@@ -59,39 +41,10 @@ public enum XChaCha20Poly1305 {
     }
 }
 
-/// Argon2id key derivation (libsodium `crypto_pwhash`).
-public enum PasswordKeyDerivation {
-    /// The salt length in bytes.
-    public static let saltByteCount = 16
-
-    /// Work factors.
-    public struct Cost: Sendable, Hashable {
-        /// Passes over memory.
-        public var operations: UInt64
-        /// Memory in bytes.
-        public var memory: Int
-        /// libsodium's interactive limits (2 passes, 64 MiB): the default.
-        public static let interactive = Cost(operations: 2, memory: 64 << 20)
-        /// libsodium's moderate limits (3 passes, 256 MiB).
-        public static let moderate = Cost(operations: 3, memory: 256 << 20)
-        /// Minimum limits, for tests only.
-        public static let minimum = Cost(operations: 1, memory: 8192)
-        /// Work factors.
-        public init(operations: UInt64, memory: Int) {
-            self.operations = operations
-            self.memory = memory
-        }
-    }
-
-    /// A `length`-byte key from `passphrase` and `salt` with Argon2id.
-    public static func deriveKey(
-        passphrase: some DataProtocol, salt: some DataProtocol, length: Int = 32, cost: Cost = .interactive
-    ) throws(TokenMintError) -> SecureBytes {
-        try Sodium.ensure()
-        let salt = Array(salt)
-        guard salt.count == saltByteCount else { throw .invalidParameter("Argon2id salt must be \(saltByteCount) bytes") }
-        guard (16...64).contains(length) else { throw .invalidParameter("derived keys are 16 to 64 bytes") }
-        let secret = SecureBytes(passphrase)
+extension PasswordKeyDerivation {
+    /// `crypto_pwhash` (Argon2id v1.3) straight into secure memory; the
+    /// passphrase is read in place. The caller has checked salt and length.
+    static func sodiumArgon2id(passphrase secret: SecureBytes, salt: [UInt8], length: Int, cost: Cost) throws(TokenMintError) -> SecureBytes {
         return try SecureBytes(count: length) { out throws(TokenMintError) in
             let status = secret.withUnsafeBytes { p in
                 crypto_pwhash(out.bytes, UInt64(length), UnsafeRawPointer(p.bytes).assumingMemoryBound(to: CChar.self),

@@ -1,5 +1,7 @@
 import TokenMintCore
-internal import CSodium
+
+// The public API. The locked, wiped storage (libsodium) is in
+// SecureBytes_sodium.swift.
 
 /// A fixed-size buffer for secrets: wiped with `sodium_memzero` when the last
 /// copy goes away, compared in constant time, never printed.
@@ -7,26 +9,6 @@ internal import CSodium
 /// `SecureBytes` has value semantics; its storage is immutable after creation,
 /// so it is `Sendable` and safe to share between threads.
 public struct SecureBytes: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
-    final class Storage: @unchecked Sendable {
-        let pointer: UnsafeMutableRawBufferPointer
-
-        init(count: Int) {
-            pointer = .allocate(byteCount: max(count, 1), alignment: 16)
-            if count == 0 {
-                pointer[0] = 0
-            }
-            if let base = pointer.baseAddress { _ = sodium_mlock(base, pointer.count) }
-        }
-
-        deinit {
-            if let base = pointer.baseAddress {
-                sodium_memzero(base, pointer.count)
-                _ = sodium_munlock(base, pointer.count)
-            }
-            pointer.deallocate()
-        }
-    }
-
     let storage: Storage
     /// The number of bytes.
     public let count: Int

@@ -1,10 +1,10 @@
-internal import CSodium
-
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
 public import Foundation
 #endif
+
+// The public API. The libsodium calls are in SecureRandom_sodium.swift.
 
 /// The CSPRNG: libsodium's `randombytes_buf` (getrandom(2) on Linux).
 public enum SecureRandom {
@@ -19,8 +19,7 @@ public enum SecureRandom {
     /// Fills `buffer` with random bytes.
     public static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
-        _ = Sodium.ready
-        randombytes_buf(base, buffer.count)
+        sodiumFill(base, count: buffer.count)
     }
 }
 
@@ -31,8 +30,7 @@ public enum ConstantTime {
     public static func equals(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
         guard lhs.count == rhs.count else { return false }
         guard lhs.count > 0 else { return true }
-        _ = Sodium.ready
-        return sodium_memcmp(lhs.baseAddress, rhs.baseAddress, lhs.count) == 0
+        return sodiumEquals(lhs, rhs)
     }
 
     /// `true` when both byte sequences have the same length and contents, in

@@ -1,21 +1,19 @@
-public import TokenMintCore
+import TokenMintCore
 internal import CLibCrypto
 
-/// An X.509 certificate, parsed by OpenSSL: enough to check attestation
-/// statements (a signature made with the certificate's key, and a chain to
-/// trusted roots).
-public struct X509Certificate: Sendable {
+// The OpenSSL side of X509Certificate (the public API is in
+// X509Certificate.swift).
+
+extension X509Certificate {
+    /// Ownership of one `X509`.
     final class Box: @unchecked Sendable {
         let pointer: OpaquePointer
         init(_ pointer: OpaquePointer) { self.pointer = pointer }
         deinit { X509_free(pointer) }
     }
 
-    let box: Box
-
-    /// Parses DER; all bytes must belong to the certificate.
-    public init(derRepresentation der: [UInt8]) throws(TokenMintError) {
-        guard !der.isEmpty, der.count <= 64 * 1024 else { throw .invalidEncoding("certificate empty or larger than 64 KiB") }
+    /// `d2i_X509`; all bytes must belong to the certificate.
+    static func openSSLParse(_ der: [UInt8]) throws(TokenMintError) -> Box {
         var cursor: UnsafePointer<UInt8>? = nil
         let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
             cursor = buffer.baseAddress
@@ -27,12 +25,11 @@ public struct X509Certificate: Sendable {
             return certificate
         }
         guard let parsed else { throw OpenSSL.error(.crypto.invalidEncoding, "not a DER certificate (or trailing bytes)") }
-        box = Box(parsed)
+        return Box(parsed)
     }
 
-    /// Whether `signature` over `message` verifies with the certificate's
-    /// public key: ECDSA (DER) or RSA PKCS#1 v1.5 with `hash`, or Ed25519.
-    public func isValidSignature(_ signature: [UInt8], for message: [UInt8], hash: HashFunction) -> Bool {
+    /// `EVP_DigestVerify` with the certificate's key (no digest for EdDSA).
+    func openSSLIsValidSignature(_ signature: [UInt8], for message: [UInt8], hash: HashFunction) -> Bool {
         guard let key = X509_get0_pubkey(box.pointer), EVP_PKEY_up_ref(key) == 1 else { return false }
         let pkey = PKey(taking: key)
         let isEdwards = pkey.typeName == "ED25519" || pkey.typeName == "ED448"
@@ -41,9 +38,9 @@ public struct X509Certificate: Sendable {
         }
     }
 
-    /// Whether the certificate chains to one of `roots`, optionally through
-    /// `intermediates`, under OpenSSL's path validation.
-    public func chains(to roots: [X509Certificate], through intermediates: [X509Certificate] = []) -> Bool {
+    /// `X509_verify_cert` against a store of `roots` with `intermediates` as
+    /// untrusted certificates.
+    func openSSLChains(to roots: [X509Certificate], through intermediates: [X509Certificate]) -> Bool {
         guard !roots.isEmpty, let store = X509_STORE_new() else { return false }
         defer { X509_STORE_free(store) }
         for root in roots where X509_STORE_add_cert(store, root.box.pointer) != 1 { return false }

@@ -215,33 +215,17 @@ extension JWK {
         let trimmed = pem.trimmingWhitespace
         let isPrivate = trimmed.hasPrefix("-----BEGIN PRIVATE KEY-----") || trimmed.hasPrefix("-----BEGIN EC PRIVATE KEY-----")
             || trimmed.hasPrefix("-----BEGIN RSA PRIVATE KEY-----")
-        if isPrivate {
-            if let k = try? Ed25519.PrivateKey(pemRepresentation: trimmed) {
-                self.init(k, keyID: keyID, algorithm: algorithm ?? .EdDSA)
-                return
-            }
-            if let k = try? ECDSA.PrivateKey(pemRepresentation: trimmed) {
-                self = try JWK(k, keyID: keyID, algorithm: algorithm)
-                return
-            }
-            if let k = try? RSA.PrivateKey(pemRepresentation: trimmed) {
-                self.init(k, keyID: keyID, algorithm: algorithm ?? .RS256)
-                return
-            }
-        } else {
-            if let k = try? Ed25519.PublicKey(pemRepresentation: trimmed) {
-                self.init(k, keyID: keyID, algorithm: algorithm ?? .EdDSA)
-                return
-            }
-            if let k = try? ECDSA.PublicKey(pemRepresentation: trimmed) {
-                self = try JWK(k, keyID: keyID, algorithm: algorithm)
-                return
-            }
-            if let k = try? RSA.PublicKey(pemRepresentation: trimmed) {
-                self.init(k, keyID: keyID, algorithm: algorithm ?? .RS256)
-                return
-            }
-        }
+        // Ed25519, then EC, then RSA: each parser refuses the others' keys.
+        let edwards: JWK? = isPrivate
+            ? (try? Ed25519.PrivateKey(pemRepresentation: trimmed)).map { JWK($0, keyID: keyID, algorithm: algorithm ?? .EdDSA) }
+            : (try? Ed25519.PublicKey(pemRepresentation: trimmed)).map { JWK($0, keyID: keyID, algorithm: algorithm ?? .EdDSA) }
+        if let edwards { self = edwards; return }
+        if isPrivate, let key = try? ECDSA.PrivateKey(pemRepresentation: trimmed) { self = try JWK(key, keyID: keyID, algorithm: algorithm); return }
+        if !isPrivate, let key = try? ECDSA.PublicKey(pemRepresentation: trimmed) { self = try JWK(key, keyID: keyID, algorithm: algorithm); return }
+        let rsa: JWK? = isPrivate
+            ? (try? RSA.PrivateKey(pemRepresentation: trimmed)).map { JWK($0, keyID: keyID, algorithm: algorithm ?? .RS256) }
+            : (try? RSA.PublicKey(pemRepresentation: trimmed)).map { JWK($0, keyID: keyID, algorithm: algorithm ?? .RS256) }
+        if let rsa { self = rsa; return }
         throw .key("not a PEM key TokenMint can use as a JWK")
     }
 

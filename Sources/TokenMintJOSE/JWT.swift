@@ -1,11 +1,6 @@
 import TokenMintCore
 import TokenMintCrypto
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// A JWT whose signature and claims have been verified.
 public struct VerifiedJWT: Sendable {

@@ -1,11 +1,6 @@
 public import TokenMintCore
 public import TokenMintCrypto
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// Mints JWTs with one key: the protected header is encoded once, each token
 /// costs one claims encoding, one signature and two base64url passes.

@@ -1,11 +1,6 @@
 public import TokenMintCore
 import TokenMintCrypto
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// Verifies JWTs: the JWS signature under the key set's rules, then the claims.
 public struct JWTVerifier: Sendable {

@@ -1,11 +1,6 @@
 public import TokenMintCore
 import TokenMintCrypto
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// Reading a JWT **without verifying it**, for inspection and debugging only:
 /// nothing returned here may be trusted.

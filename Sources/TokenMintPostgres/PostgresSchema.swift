@@ -66,11 +66,31 @@ enum PostgresSchema {
     ]
 }
 
+/// A prepared statement whose bindings are its ``values`` in order.
+protocol BoundStatement: PostgresPreparedStatement {
+    /// The values bound to `$1`, `$2`, …; `nil` binds NULL.
+    var values: [(any PostgresEncodable)?] { get }
+}
+
+extension BoundStatement {
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: values.count)
+        for value in values {
+            if let value { try bindings.append(value) } else { bindings.appendNull() }
+        }
+        return bindings
+    }
+}
+
+extension BoundStatement where Row: PostgresDecodable {
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
 /// Insert-once in one statement: the row back says whether this call (or an
 /// earlier call of the same attempt) recorded the identifier. `ON CONFLICT DO
 /// UPDATE` with an unchanged value locks and returns the existing row, so the
 /// answer is decided by the primary key, never by a race between two reads.
-struct RecordOnce: PostgresPreparedStatement {
+struct RecordOnce: BoundStatement {
     static let sql = """
         INSERT INTO tokenmint_ledger AS l (id, expires_at, attempt) VALUES ($1, $2, $3)
         ON CONFLICT (id) DO UPDATE SET expires_at = l.expires_at
@@ -81,15 +101,7 @@ struct RecordOnce: PostgresPreparedStatement {
     let expiresAt: Int64
     let attempt: ByteBuffer?
 
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 3)
-        bindings.append(identifier)
-        bindings.append(expiresAt)
-        if let attempt { bindings.append(attempt) } else { bindings.appendNull() }
-        return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Bool.self) }
+    var values: [(any PostgresEncodable)?] { [identifier, expiresAt, attempt] }
 }
 
 /// Insert-once that also spends a slot, in one statement: the slot row is
@@ -97,7 +109,7 @@ struct RecordOnce: PostgresPreparedStatement {
 /// owner, decided by the primary key); the ledger row is written only when
 /// the slot is this identifier's, so a slot another token spent leaves no
 /// trace of this one.
-struct RecordOnceSpending: PostgresPreparedStatement {
+struct RecordOnceSpending: BoundStatement {
     static let sql = """
         WITH s AS (
             INSERT INTO tokenmint_spent AS s (slot, id) VALUES ($4, $1)
@@ -116,21 +128,12 @@ struct RecordOnceSpending: PostgresPreparedStatement {
     let attempt: ByteBuffer?
     let slot: ByteBuffer
 
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 4)
-        bindings.append(identifier)
-        bindings.append(expiresAt)
-        if let attempt { bindings.append(attempt) } else { bindings.appendNull() }
-        bindings.append(slot)
-        return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Bool.self) }
+    var values: [(any PostgresEncodable)?] { [identifier, expiresAt, attempt, slot] }
 }
 
 /// Records an issued unsigned part; no row back: the device is not enrolled
 /// or the part was issued before.
-struct IssuePart: PostgresPreparedStatement {
+struct IssuePart: BoundStatement {
     static let sql = """
         INSERT INTO tokenmint_issued (device_id, part, not_after)
         SELECT id, $2, $3 FROM tokenmint_devices WHERE id = $1
@@ -141,53 +144,32 @@ struct IssuePart: PostgresPreparedStatement {
     let part: String
     let notAfter: Int64
 
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 3)
-        bindings.append(deviceID)
-        bindings.append(part)
-        bindings.append(notAfter)
-        return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int32.self) }
+    var values: [(any PostgresEncodable)?] { [deviceID, part, notAfter] }
 }
 
 /// The `not_after` of an issued unsigned part.
-struct PartLookup: PostgresPreparedStatement {
+struct PartLookup: BoundStatement {
     static let sql = "SELECT not_after FROM tokenmint_issued WHERE device_id = $1 AND part = $2"
     typealias Row = Int64
     let deviceID: String
     let part: String
 
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 2)
-        bindings.append(deviceID)
-        bindings.append(part)
-        return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int64.self) }
+    var values: [(any PostgresEncodable)?] { [deviceID, part] }
 }
 
 /// A device's record.
-struct DeviceRecord: PostgresPreparedStatement {
+struct DeviceRecord: BoundStatement {
     static let sql = "SELECT record FROM tokenmint_devices WHERE id = $1"
     typealias Row = ByteBuffer
     let deviceID: String
 
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 1)
-        bindings.append(deviceID)
-        return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(ByteBuffer.self) }
+    var values: [(any PostgresEncodable)?] { [deviceID] }
 }
 
 /// Moves the device's counter on and records the grant, in one statement:
 /// the `UPDATE` takes the row lock, so concurrent grants queue and each gets
 /// its own range. No row back: the device is not enrolled.
-struct Grant: PostgresPreparedStatement {
+struct Grant: BoundStatement {
     static let sql = """
         WITH taken AS (
             UPDATE tokenmint_devices SET next_counter = next_counter + $2 WHERE id = $1 RETURNING next_counter - $2 AS first)
@@ -199,19 +181,11 @@ struct Grant: PostgresPreparedStatement {
     let count: Int64
     let notAfter: Int64
 
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 3)
-        bindings.append(deviceID)
-        bindings.append(count)
-        bindings.append(notAfter)
-        return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int64.self) }
+    var values: [(any PostgresEncodable)?] { [deviceID, count, notAfter] }
 }
 
 /// The last grant starting at or before a counter value.
-struct GrantLookup: PostgresPreparedStatement {
+struct GrantLookup: BoundStatement {
     static let sql = """
         SELECT first, count, not_after FROM tokenmint_grants WHERE device_id = $1 AND first <= $2 ORDER BY first DESC LIMIT 1
         """
@@ -219,12 +193,7 @@ struct GrantLookup: PostgresPreparedStatement {
     let deviceID: String
     let counter: Int64
 
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 2)
-        bindings.append(deviceID)
-        bindings.append(counter)
-        return bindings
-    }
+    var values: [(any PostgresEncodable)?] { [deviceID, counter] }
 
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode((Int64, Int64, Int64).self) }
 }

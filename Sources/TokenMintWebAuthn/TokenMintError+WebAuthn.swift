@@ -65,6 +65,6 @@ extension TokenMintError.Code {
 }
 
 extension TokenMintError {
-    /// The CTAP2 status byte, for authenticator failures; see ``TokenMintError/Code/ctapStatus``.
+    /// The CTAP2 status byte, for authenticator failures; see `TokenMintError.Code.ctapStatus`.
     public var ctapStatus: UInt8? { code.ctapStatus }
 }

@@ -179,21 +179,7 @@ private struct JSONReader {
                 throw TokenMintError(.json.tooLarge, "array has more than maximumMembers (\(limits.maximumMembers)) elements", offset: index)
             }
             elements.append(try parseValue())
-            skipWhitespace()
-            guard index < end else { throw TokenMintError(.json.malformed, "unexpected end of input in array", offset: index) }
-            switch bytes[index] {
-            case 0x2C:  // ,
-                index += 1
-                skipWhitespace()
-                if index < end && bytes[index] == 0x5D {
-                    throw TokenMintError(.json.malformed, "trailing comma in array", offset: index)
-                }
-            case 0x5D:  // ]
-                index += 1
-                more = false
-            default:
-                throw TokenMintError(.json.malformed, "unexpected \(JSONReader.describe(bytes[index])) in array, expected ',' or ']'", offset: index)
-            }
+            more = try continues(closing: 0x5D, in: "array")
         }
         depth -= 1
         return .array(elements)
@@ -233,25 +219,32 @@ private struct JSONReader {
             index += 1
             let value = try parseValue()
             members.append(JSONObject.Member(name: name, value: value))
-
-            skipWhitespace()
-            guard index < end else { throw TokenMintError(.json.malformed, "unexpected end of input in object", offset: index) }
-            switch bytes[index] {
-            case 0x2C:  // ,
-                index += 1
-                skipWhitespace()
-                if index < end && bytes[index] == 0x7D {
-                    throw TokenMintError(.json.malformed, "trailing comma in object", offset: index)
-                }
-            case 0x7D:  // }
-                index += 1
-                more = false
-            default:
-                throw TokenMintError(.json.malformed, "unexpected \(JSONReader.describe(bytes[index])) in object, expected ',' or '}'", offset: index)
-            }
+            more = try continues(closing: 0x7D, in: "object")
         }
         depth -= 1
         return .object(JSONObject(uniqueMembers: members))
+    }
+
+    /// After an element or a member: a `,` (more follows; a trailing comma
+    /// is refused) or the container's closing bracket.
+    mutating func continues(closing: UInt8, in container: String) throws(TokenMintError) -> Bool {
+        skipWhitespace()
+        guard index < end else { throw TokenMintError(.json.malformed, "unexpected end of input in \(container)", offset: index) }
+        switch bytes[index] {
+        case 0x2C:  // ,
+            index += 1
+            skipWhitespace()
+            if index < end && bytes[index] == closing {
+                throw TokenMintError(.json.malformed, "trailing comma in \(container)", offset: index)
+            }
+            return true
+        case closing:
+            index += 1
+            return false
+        default:
+            let bracket = closing == 0x5D ? "]" : "}"
+            throw TokenMintError(.json.malformed, "unexpected \(JSONReader.describe(bytes[index])) in \(container), expected ',' or '\(bracket)'", offset: index)
+        }
     }
 
     /// Whether `name` is already among `members`, compared exactly.

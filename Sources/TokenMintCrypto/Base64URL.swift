@@ -1,11 +1,12 @@
 public import TokenMintCore
-internal import CSodium
 
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
 public import Foundation
 #endif
+
+// The public API. The libsodium codec calls are in Base64URL_sodium.swift.
 
 /// Strict base64url (RFC 4648 §5) through libsodium's constant-time codec.
 ///
@@ -31,19 +32,7 @@ public enum Base64URL {
 
     /// The base64url text of the bytes in `buffer`.
     public static func encode(_ buffer: UnsafeRawBufferPointer, padding: Padding = .none) -> String {
-        _ = Sodium.ready
-        let padded = padding == .padded
-        let variant = padded ? sodium_base64_VARIANT_URLSAFE : sodium_base64_VARIANT_URLSAFE_NO_PADDING
-        let n = buffer.count
-        let length = padded ? ((n + 2) / 3) * 4 : (n / 3) * 4 + [0, 2, 3][n % 3]
-        return String(unsafeUninitializedCapacity: length + 1) { out in
-            out.withMemoryRebound(to: CChar.self) { chars in
-                _ = sodium_bin2base64(
-                    UnsafeMutableRawBufferPointer(chars).bytes.withMemoryRebound(to: CChar.self, capacity: length + 1) { $0 },
-                    length + 1, buffer.bytes, n, variant)
-            }
-            return length
-        }
+        sodiumEncode(buffer, padded: padding == .padded)
     }
 
     /// Appends the base64url text of `bytes` to `output` as UTF-8 (no
@@ -54,19 +43,7 @@ public enum Base64URL {
 
     /// Appends the base64url text of the bytes in `buffer` to `output`.
     public static func encode(_ buffer: UnsafeRawBufferPointer, into output: inout [UInt8], padding: Padding = .none) {
-        _ = Sodium.ready
-        let padded = padding == .padded
-        let variant = padded ? sodium_base64_VARIANT_URLSAFE : sodium_base64_VARIANT_URLSAFE_NO_PADDING
-        let n = buffer.count
-        let length = padded ? ((n + 2) / 3) * 4 : (n / 3) * 4 + [0, 2, 3][n % 3]
-        let start = output.count
-        output.append(contentsOf: repeatElement(0, count: length + 1))
-        output.withUnsafeMutableBytes { out in
-            let target = UnsafeMutableRawBufferPointer(rebasing: out[start...])
-            _ = sodium_bin2base64(
-                UnsafeMutableRawPointer(target.bytes).assumingMemoryBound(to: CChar.self), length + 1, buffer.bytes, n, variant)
-        }
-        output.removeLast()  // the NUL libsodium writes
+        sodiumEncode(buffer, into: &output, padded: padding == .padded)
     }
 
     /// Appends the base64url text of `bytes` to `output`.
@@ -129,7 +106,6 @@ public enum Base64URL {
 
     /// Decodes base64url text given as UTF-8 bytes.
     public static func decode(_ utf8: UnsafeRawBufferPointer, padding: Padding = .none) throws(TokenMintError) -> [UInt8] {
-        _ = Sodium.ready
         // libsodium reads `char`, signed here: bytes ≥ 0x80 would alias '_'.
         guard !utf8.contains(where: { $0 >= 0x80 }) else {
             throw .invalidEncoding("base64url: non-ASCII character")
@@ -149,64 +125,6 @@ public enum Base64URL {
                 throw .invalidEncoding("base64url: padded text must be a multiple of 4 characters")
             }
         }
-        let capacity = utf8.count / 4 * 3 + 3
-        var decodedLength = 0
-        var status: Int32 = 0
-        let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { out, initialized in
-            status = sodium_base642bin(
-                UnsafeMutableRawBufferPointer(out).bytes, capacity,
-                UnsafeRawPointer(utf8.bytes).assumingMemoryBound(to: CChar.self), utf8.count,
-                nil, &decodedLength, nil,
-                padded ? sodium_base64_VARIANT_URLSAFE : sodium_base64_VARIANT_URLSAFE_NO_PADDING)
-            initialized = status == 0 ? decodedLength : 0
-        }
-        guard status == 0 else {
-            throw .invalidEncoding("base64url: not canonical base64url (bad character, length or trailing bits)")
-        }
-        return bytes
-    }
-}
-
-/// Lowercase hexadecimal, strict on input.
-public enum Hex {
-    private static let digits = Array("0123456789abcdef".utf8)
-
-    /// The lowercase hex text of `bytes`.
-    public static func encode(_ bytes: some DataProtocol) -> String {
-        bytes.withContiguousBytes { buffer in
-            String(unsafeUninitializedCapacity: buffer.count * 2) { out in
-                for (i, byte) in buffer.enumerated() {
-                    out[2 * i] = digits[Int(byte >> 4)]
-                    out[2 * i + 1] = digits[Int(byte & 0x0f)]
-                }
-                return buffer.count * 2
-            }
-        }
-    }
-
-    /// Decodes hex text (either case). Throws on an odd length or a non-hex character.
-    public static func decode(_ text: some StringProtocol) throws(TokenMintError) -> [UInt8] {
-        let utf8 = Array(text.utf8)
-        guard utf8.count % 2 == 0 else { throw .invalidEncoding("hex: odd number of digits") }
-        var out = [UInt8]()
-        out.reserveCapacity(utf8.count / 2)
-        var i = 0
-        while i < utf8.count {
-            guard let hi = value(utf8[i]), let lo = value(utf8[i + 1]) else {
-                throw .invalidEncoding("hex: invalid character at offset \(i)")
-            }
-            out.append(hi << 4 | lo)
-            i += 2
-        }
-        return out
-    }
-
-    private static func value(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: nil
-        }
+        return try sodiumDecode(utf8, padded: padded)
     }
 }

@@ -1,0 +1,36 @@
+internal import CSodium
+
+// The libsodium side of ECDSA: HMAC-SHA-256 and HMAC-SHA-512 for the RFC 6979
+// nonce DRBG (the rest is in ECDSA_libcrypto.swift, the public API in
+// ECDSA.swift).
+
+extension ECKeyPair {
+    /// HMAC-SHA-256 of `data` under `key` into the first 32 bytes of `out`;
+    /// the state is wiped afterwards.
+    @inline(__always)
+    static func sodiumHMACSHA256(key: [UInt8], _ data: [UInt8], into out: inout [UInt8]) {
+        var state = crypto_auth_hmacsha256_state()
+        crypto_auth_hmacsha256_init(&state, key, key.count)
+        crypto_auth_hmacsha256_update(&state, data, UInt64(data.count))
+        crypto_auth_hmacsha256_final(&state, &out)
+        sodium_memzero(&state, MemoryLayout.size(ofValue: state))
+    }
+
+    /// HMAC-SHA-512 of `data` under `key` into the first 64 bytes of `out`;
+    /// the state is wiped afterwards.
+    @inline(__always)
+    static func sodiumHMACSHA512(key: [UInt8], _ data: [UInt8], into out: inout [UInt8]) {
+        var state = crypto_auth_hmacsha512_state()
+        crypto_auth_hmacsha512_init(&state, key, key.count)
+        crypto_auth_hmacsha512_update(&state, data, UInt64(data.count))
+        crypto_auth_hmacsha512_final(&state, &out)
+        sodium_memzero(&state, MemoryLayout.size(ofValue: state))
+    }
+
+    /// `sodium_memzero` over the DRBG input, as the HMAC step has always done.
+    @inline(__always)
+    static func sodiumWipe(_ data: [UInt8]) {
+        var input = data
+        sodium_memzero(&input, input.count)
+    }
+}

@@ -1,0 +1,28 @@
+public import TokenMintCore
+
+// The public API. The OpenSSL calls are in X509_libcrypto.swift.
+
+/// An X.509 certificate, parsed by OpenSSL: enough to check attestation
+/// statements (a signature made with the certificate's key, and a chain to
+/// trusted roots).
+public struct X509Certificate: Sendable {
+    let box: Box
+
+    /// Parses DER; all bytes must belong to the certificate.
+    public init(derRepresentation der: [UInt8]) throws(TokenMintError) {
+        guard !der.isEmpty, der.count <= 64 * 1024 else { throw .invalidEncoding("certificate empty or larger than 64 KiB") }
+        box = try X509Certificate.openSSLParse(der)
+    }
+
+    /// Whether `signature` over `message` verifies with the certificate's
+    /// public key: ECDSA (DER) or RSA PKCS#1 v1.5 with `hash`, or Ed25519.
+    public func isValidSignature(_ signature: [UInt8], for message: [UInt8], hash: HashFunction) -> Bool {
+        openSSLIsValidSignature(signature, for: message, hash: hash)
+    }
+
+    /// Whether the certificate chains to one of `roots`, optionally through
+    /// `intermediates`, under OpenSSL's path validation.
+    public func chains(to roots: [X509Certificate], through intermediates: [X509Certificate] = []) -> Bool {
+        openSSLChains(to: roots, through: intermediates)
+    }
+}
