@@ -213,16 +213,38 @@ final class ECKeyPair: @unchecked Sendable {
         var h = try bits2octets(digest, order: order, qlen: qlen, rlen: rlen, context: bnContext)
         var v = [UInt8](repeating: 0x01, count: hlen)
         var k = [UInt8](repeating: 0x00, count: hlen)
+        // Every buffer that holds x or a DRBG value is made once, written in
+        // place and wiped at the end: no secret is left in a freed array.
+        var scratch = [UInt8](repeating: 0, count: hlen)
+        var input = [UInt8]()
+        input.reserveCapacity(hlen + 1 + 2 * rlen)
+        var t = [UInt8]()
+        t.reserveCapacity(rlen + hlen)
         defer {
             OPENSSL_cleanse(&x, x.count)
             OPENSSL_cleanse(&h, h.count)
             OPENSSL_cleanse(&v, v.count)
             OPENSSL_cleanse(&k, k.count)
+            OPENSSL_cleanse(&scratch, scratch.count)
+            input.withUnsafeMutableBufferPointer { OPENSSL_cleanse($0.baseAddress, $0.count) }
+            t.withUnsafeMutableBufferPointer { OPENSSL_cleanse($0.baseAddress, $0.count) }
         }
-        k = try mac(hash, key: k, v + [0x00] + x + h)
-        v = try mac(hash, key: k, v)
-        k = try mac(hash, key: k, v + [0x01] + x + h)
-        v = try mac(hash, key: k, v)
+        /// k = HMAC_k(V || separator [|| x || h]), then V = HMAC_k(V).
+        func step(_ separator: UInt8, withSeed: Bool) throws(TokenMintError) {
+            input.removeAll(keepingCapacity: true)
+            input += v
+            input.append(separator)
+            if withSeed {
+                input += x
+                input += h
+            }
+            try mac(hash, key: k, input, into: &scratch)
+            swap(&k, &scratch)
+            try mac(hash, key: k, v, into: &scratch)
+            swap(&v, &scratch)
+        }
+        try step(0x00, withSeed: true)
+        try step(0x01, withSeed: true)
 
         guard let kBN = BN_secure_new(), let point = EC_POINT_new(group), let px = BN_new(), let r = BN_new() else {
             throw OpenSSL.failure("BIGNUM allocation")
@@ -236,12 +258,12 @@ final class ECKeyPair: @unchecked Sendable {
         BN_set_flags(kBN, BN_FLG_CONSTTIME)
 
         for _ in 0..<64 {  // A retry has probability ~2^-128 per round on the supported curves.
-            var t: [UInt8] = []
+            t.removeAll(keepingCapacity: true)
             while t.count * 8 < qlen {
-                v = try mac(hash, key: k, v)
+                try mac(hash, key: k, v, into: &scratch)
+                swap(&v, &scratch)
                 t += v
             }
-            defer { OPENSSL_cleanse(&t, t.count) }
             try bits2int(t, qlen: qlen, into: kBN)
             if BN_is_zero(kBN) == 0, BN_cmp(kBN, order) < 0,
                 let signature = try sign(digest: digest, k: kBN, group: group, order: order, point: point,
@@ -249,8 +271,7 @@ final class ECKeyPair: @unchecked Sendable {
             {
                 return signature
             }
-            k = try mac(hash, key: k, v + [0x00])
-            v = try mac(hash, key: k, v)
+            try step(0x00, withSeed: false)
         }
         throw TokenMintError(.crypto.libraryFailure, "RFC 6979: no usable nonce found")
     }
@@ -284,24 +305,18 @@ final class ECKeyPair: @unchecked Sendable {
     /// does not help; libsodium's HMAC-SHA-256/512 (ECDSA_sodium.swift) skip
     /// OpenSSL's per-call algorithm fetch, and OpenSSL's HMAC() serves the
     /// other hashes.
-    private func mac(_ hash: HashFunction, key: [UInt8], _ data: [UInt8]) throws(TokenMintError) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 64)
-        var length = 0
+    /// Writes the MAC into `out`, which holds exactly the hash's digest size.
+    private func mac(_ hash: HashFunction, key: [UInt8], _ data: [UInt8], into out: inout [UInt8]) throws(TokenMintError) {
         if hash == .sha256 {
             ECKeyPair.sodiumHMACSHA256(key: key, data, into: &out)
-            length = 32
         } else if hash == .sha512 {
             ECKeyPair.sodiumHMACSHA512(key: key, data, into: &out)
-            length = 64
         } else {
             var macLength: UInt32 = 0
-            guard CLibCrypto.HMAC(hash.handle.md, key, Int32(key.count), data, data.count, &out, &macLength) != nil else {
-                throw OpenSSL.failure("HMAC")
-            }
-            length = Int(macLength)
+            guard CLibCrypto.HMAC(hash.handle.md, key, Int32(key.count), data, data.count, &out, &macLength) != nil,
+                Int(macLength) == out.count
+            else { throw OpenSSL.failure("HMAC") }
         }
-        ECKeyPair.sodiumWipe(data)
-        return Array(out.prefix(length))
     }
 
     /// bits2int (RFC 6979 §2.3.2): the leftmost qlen bits of `bytes`.

@@ -26,11 +26,4 @@ extension ECKeyPair {
         crypto_auth_hmacsha512_final(&state, &out)
         sodium_memzero(&state, MemoryLayout.size(ofValue: state))
     }
-
-    /// `sodium_memzero` over the DRBG input, as the HMAC step has always done.
-    @inline(__always)
-    static func sodiumWipe(_ data: [UInt8]) {
-        var input = data
-        sodium_memzero(&input, input.count)
-    }
 }
