@@ -64,7 +64,7 @@ public enum Base64URL {
     /// but not constant-time. Secret material goes through the constant-time decoder.
     public static func decodePublic(_ utf8: UnsafeRawBufferPointer) throws(TokenMintError) -> [UInt8] {
         let n = utf8.count
-        guard n % 4 != 1 else { throw .invalidEncoding("base64url: impossible length \(n)") }
+        guard n % 4 != 1 else { throw TokenMintError(.crypto.invalidEncoding, "base64url: impossible length \(n)") }
         let outputCount = n / 4 * 3 + [0, 0, 1, 2][n % 4]
         var failed = false
         let bytes = decodeTable.withUnsafeBufferPointer { table in
@@ -91,7 +91,7 @@ public enum Base64URL {
                 initialized = failed ? 0 : written
             }
         }
-        guard !failed else { throw .invalidEncoding("base64url: not canonical base64url (bad character or trailing bits)") }
+        guard !failed else { throw TokenMintError(.crypto.invalidEncoding, "base64url: not canonical base64url (bad character or trailing bits)") }
         return bytes
     }
 
@@ -108,21 +108,21 @@ public enum Base64URL {
     public static func decode(_ utf8: UnsafeRawBufferPointer, padding: Padding = .none) throws(TokenMintError) -> [UInt8] {
         // libsodium reads `char`, signed here: bytes ≥ 0x80 would alias '_'.
         guard !utf8.contains(where: { $0 >= 0x80 }) else {
-            throw .invalidEncoding("base64url: non-ASCII character")
+            throw TokenMintError(.crypto.invalidEncoding, "base64url: non-ASCII character")
         }
         let hasPad = utf8.last == UInt8(ascii: "=")
         let padded: Bool
         switch padding {
         case .none:
-            if hasPad { throw .invalidEncoding("base64url: padding '=' is not allowed here") }
+            if hasPad { throw TokenMintError(.crypto.invalidEncoding, "base64url: padding '=' is not allowed here") }
             padded = false
         case .padded:
-            if utf8.count % 4 != 0 { throw .invalidEncoding("base64url: padded text must be a multiple of 4 characters") }
+            if utf8.count % 4 != 0 { throw TokenMintError(.crypto.invalidEncoding, "base64url: padded text must be a multiple of 4 characters") }
             padded = true
         case .either:
             padded = hasPad
             if padded && utf8.count % 4 != 0 {
-                throw .invalidEncoding("base64url: padded text must be a multiple of 4 characters")
+                throw TokenMintError(.crypto.invalidEncoding, "base64url: padded text must be a multiple of 4 characters")
             }
         }
         return try sodiumDecode(utf8, padded: padded)

@@ -56,7 +56,7 @@ extension Base64URL {
             initialized = status == 0 ? decodedLength : 0
         }
         guard status == 0 else {
-            throw .invalidEncoding("base64url: not canonical base64url (bad character, length or trailing bits)")
+            throw TokenMintError(.crypto.invalidEncoding, "base64url: not canonical base64url (bad character, length or trailing bits)")
         }
         return bytes
     }

@@ -25,7 +25,7 @@ enum DER {
     /// to `scalarByteCount`.
     static func decodeSignature(_ der: [UInt8], scalarByteCount: Int) throws(TokenMintError) -> ([UInt8], [UInt8]) {
         var index = 0
-        func fail(_ why: String) -> TokenMintError { .invalidSignature("DER signature: \(why)") }
+        func fail(_ why: String) -> TokenMintError { TokenMintError(.crypto.invalidSignature, "DER signature: \(why)") }
         func readLength() throws(TokenMintError) -> Int {
             guard index < der.count else { throw fail("truncated length") }
             let first = der[index]

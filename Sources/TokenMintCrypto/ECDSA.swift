@@ -122,7 +122,7 @@ public enum ECDSA {
         init(p1363 bytes: [UInt8], curve: Curve) throws(TokenMintError) {
             let size = curve.scalarByteCount
             guard bytes.count == 2 * size else {
-                throw .invalidSignature("\(curve) signature must be \(2 * size) bytes (r‖s), got \(bytes.count)")
+                throw TokenMintError(.crypto.invalidSignature, "\(curve) signature must be \(2 * size) bytes (r‖s), got \(bytes.count)")
             }
             try self.init(curve: curve, r: Array(bytes[0..<size]), s: Array(bytes[size...]))
         }
@@ -138,10 +138,10 @@ public enum ECDSA {
             let order = curve.group.order
             for (name, value) in [("r", r), ("s", s)] {
                 guard value.contains(where: { $0 != 0 }) else {
-                    throw .invalidSignature("\(curve) signature: \(name) is zero")
+                    throw TokenMintError(.crypto.invalidSignature, "\(curve) signature: \(name) is zero")
                 }
                 guard compareBigEndian(value, order) < 0 else {
-                    throw .invalidSignature("\(curve) signature: \(name) is not below the group order")
+                    throw TokenMintError(.crypto.invalidSignature, "\(curve) signature: \(name) is not below the group order")
                 }
             }
             self.curve = curve
@@ -181,10 +181,10 @@ public enum ECDSA {
         /// An EC key from its scalar, checked to lie in [1, n−1].
         static func pkey(scalar: UnsafeRawBufferPointer, curve: Curve) throws(TokenMintError) -> PKey {
             guard scalar.count == curve.scalarByteCount else {
-                throw .invalidKeySize("\(curve) private key must be \(curve.scalarByteCount) bytes, got \(scalar.count)")
+                throw TokenMintError(.crypto.invalidKeySize, "\(curve) private key must be \(curve.scalarByteCount) bytes, got \(scalar.count)")
             }
             guard scalar.contains(where: { $0 != 0 }), compareBigEndian(scalar, curve.group.order) < 0 else {
-                throw .invalidKey("\(curve) private key is not in [1, n-1]")
+                throw TokenMintError(.crypto.invalidKey, "\(curve) private key is not in [1, n-1]")
             }
             return try openSSLKey(validScalar: scalar, curve: curve)
         }
@@ -239,7 +239,7 @@ public enum ECDSA {
             for message: UnsafeRawBufferPointer, hash: HashFunction? = nil, nonce: Nonce = .random
         ) throws(TokenMintError) -> Signature {
             let hash = hash ?? curve.defaultHash
-            guard hash.isAllowedForSigning else { throw .unsupported("ECDSA signing with \(hash.name) is refused") }
+            guard hash.isAllowedForSigning else { throw TokenMintError(.crypto.unsupportedAlgorithm, "ECDSA signing with \(hash.name) is refused") }
             switch nonce {
             case .random:
                 let der = try key.pkey.sign(message, hash: hash)
@@ -252,9 +252,9 @@ public enum ECDSA {
         /// Signs a digest computed by the caller, with an RFC 6979 nonce
         /// derived with `hash` (which must be the hash that made `digest`).
         public func deterministicSignature(forDigest digest: some DataProtocol, hash: HashFunction) throws(TokenMintError) -> Signature {
-            guard hash.isAllowedForSigning else { throw .unsupported("ECDSA signing with \(hash.name) is refused") }
+            guard hash.isAllowedForSigning else { throw TokenMintError(.crypto.unsupportedAlgorithm, "ECDSA signing with \(hash.name) is refused") }
             guard digest.count == hash.digestSize else {
-                throw .invalidParameter("digest must be \(hash.digestSize) bytes for \(hash.name)")
+                throw TokenMintError(.crypto.invalidParameter, "digest must be \(hash.digestSize) bytes for \(hash.name)")
             }
             return try key.deterministicSignature(digest: Array(digest), hash: hash)
         }
@@ -280,7 +280,7 @@ public enum ECDSA {
         public init(x: some DataProtocol, y: some DataProtocol, curve: Curve) throws(TokenMintError) {
             let n = curve.coordinateByteCount
             guard x.count == n, y.count == n else {
-                throw .invalidKeySize("\(curve) coordinates must be \(n) bytes each")
+                throw TokenMintError(.crypto.invalidKeySize, "\(curve) coordinates must be \(n) bytes each")
             }
             try self.init(x963Representation: [0x04] + Array(x) + Array(y), curve: curve)
         }
@@ -292,7 +292,7 @@ public enum ECDSA {
             let n = curve.coordinateByteCount
             let validLength = (bytes.first == 0x04 && bytes.count == 1 + 2 * n)
                 || ((bytes.first == 0x02 || bytes.first == 0x03) && bytes.count == 1 + n)
-            guard validLength else { throw .invalidKey("not a SEC1 point encoding for \(curve)") }
+            guard validLength else { throw TokenMintError(.crypto.invalidKey, "not a SEC1 point encoding for \(curve)") }
             let pkey = try PublicKey.openSSLKey(point: bytes, curve: curve)
             try self.init(pkey: pkey, curve: curve)
         }

@@ -15,11 +15,11 @@ extension ECDSA {
     /// is refused.
     static func curve(of pkey: PKey, expected: Curve?) throws(TokenMintError) -> Curve {
         guard pkey.typeName == "EC", let groupName = pkey.stringParameter(OSSL_PKEY_PARAM_GROUP_NAME) else {
-            throw .invalidKey("not an EC key on a named curve")
+            throw TokenMintError(.crypto.invalidKey, "not an EC key on a named curve")
         }
-        guard let curve = Curve(name: groupName) else { throw .unsupported("EC curve \(groupName) is not supported") }
+        guard let curve = Curve(name: groupName) else { throw TokenMintError(.crypto.unsupportedAlgorithm, "EC curve \(groupName) is not supported") }
         if let expected, expected != curve {
-            throw .invalidKey("expected a \(expected) key, got \(curve)")
+            throw TokenMintError(.crypto.invalidKey, "expected a \(expected) key, got \(curve)")
         }
         return curve
     }
@@ -62,7 +62,7 @@ extension ECDSA.PrivateKey {
     /// Wraps an OpenSSL key pair; `check` runs OpenSSL's consistency checks.
     init(validated pkey: PKey, curve expected: ECDSA.Curve?, check: Bool) throws(TokenMintError) {
         let curve = try ECDSA.curve(of: pkey, expected: expected)
-        guard pkey.hasPrivateKey else { throw .invalidKey("the \(curve) key has no private part") }
+        guard pkey.hasPrivateKey else { throw TokenMintError(.crypto.invalidKey, "the \(curve) key has no private part") }
         if check { try pkey.check(privatePart: true) }
         self.key = try ECKeyPair(pkey: pkey, curve: curve)
         self.publicKey = try ECDSA.PublicKey(pkey: pkey, curve: curve)
@@ -142,7 +142,7 @@ final class CurveGroup: @unchecked Sendable {
     deinit { EC_GROUP_free(group) }
 
     private func requireGroup() throws(TokenMintError) -> OpaquePointer {
-        guard let group, !order.isEmpty else { throw .unsupported("curve \(name) is not available in this OpenSSL") }
+        guard let group, !order.isEmpty else { throw TokenMintError(.crypto.unsupportedAlgorithm, "curve \(name) is not available in this OpenSSL") }
         return group
     }
 
@@ -307,10 +307,8 @@ final class ECKeyPair: @unchecked Sendable {
     /// other hashes.
     /// Writes the MAC into `out`, which holds exactly the hash's digest size.
     private func mac(_ hash: HashFunction, key: [UInt8], _ data: [UInt8], into out: inout [UInt8]) throws(TokenMintError) {
-        if hash == .sha256 {
-            ECKeyPair.sodiumHMACSHA256(key: key, data, into: &out)
-        } else if hash == .sha512 {
-            ECKeyPair.sodiumHMACSHA512(key: key, data, into: &out)
+        if hash == .sha256 || hash == .sha512 {
+            ECKeyPair.sodiumHMAC(wide: hash == .sha512, key: key, data, into: &out)
         } else {
             var macLength: UInt32 = 0
             guard CLibCrypto.HMAC(hash.handle.md, key, Int32(key.count), data, data.count, &out, &macLength) != nil,

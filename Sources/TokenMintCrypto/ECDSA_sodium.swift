@@ -5,25 +5,22 @@ internal import CSodium
 // ECDSA.swift).
 
 extension ECKeyPair {
-    /// HMAC-SHA-256 of `data` under `key` into the first 32 bytes of `out`;
-    /// the state is wiped afterwards.
+    /// HMAC-SHA-256 (or, when `wide`, HMAC-SHA-512) of `data` under `key`
+    /// into `out`, which holds exactly 32 (or 64) bytes; the state is wiped.
     @inline(__always)
-    static func sodiumHMACSHA256(key: [UInt8], _ data: [UInt8], into out: inout [UInt8]) {
-        var state = crypto_auth_hmacsha256_state()
-        crypto_auth_hmacsha256_init(&state, key, key.count)
-        crypto_auth_hmacsha256_update(&state, data, UInt64(data.count))
-        crypto_auth_hmacsha256_final(&state, &out)
-        sodium_memzero(&state, MemoryLayout.size(ofValue: state))
-    }
-
-    /// HMAC-SHA-512 of `data` under `key` into the first 64 bytes of `out`;
-    /// the state is wiped afterwards.
-    @inline(__always)
-    static func sodiumHMACSHA512(key: [UInt8], _ data: [UInt8], into out: inout [UInt8]) {
-        var state = crypto_auth_hmacsha512_state()
-        crypto_auth_hmacsha512_init(&state, key, key.count)
-        crypto_auth_hmacsha512_update(&state, data, UInt64(data.count))
-        crypto_auth_hmacsha512_final(&state, &out)
-        sodium_memzero(&state, MemoryLayout.size(ofValue: state))
+    static func sodiumHMAC(wide: Bool, key: [UInt8], _ data: [UInt8], into out: inout [UInt8]) {
+        if wide {
+            var state = crypto_auth_hmacsha512_state()
+            crypto_auth_hmacsha512_init(&state, key, key.count)
+            crypto_auth_hmacsha512_update(&state, data, UInt64(data.count))
+            crypto_auth_hmacsha512_final(&state, &out)
+            sodium_memzero(&state, MemoryLayout.size(ofValue: state))
+        } else {
+            var state = crypto_auth_hmacsha256_state()
+            crypto_auth_hmacsha256_init(&state, key, key.count)
+            crypto_auth_hmacsha256_update(&state, data, UInt64(data.count))
+            crypto_auth_hmacsha256_final(&state, &out)
+            sodium_memzero(&state, MemoryLayout.size(ofValue: state))
+        }
     }
 }

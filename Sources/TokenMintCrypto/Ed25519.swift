@@ -86,7 +86,7 @@ public enum Ed25519 {
         /// (libsodium rejects non-canonical and small-order keys).
         public init(rawRepresentation bytes: some DataProtocol) throws(TokenMintError) {
             guard bytes.count == 32 else {
-                throw .invalidKeySize("Ed25519 public key must be 32 bytes, got \(bytes.count)")
+                throw TokenMintError(.crypto.invalidKeySize, "Ed25519 public key must be 32 bytes, got \(bytes.count)")
             }
             rawRepresentation = Array(bytes)
         }

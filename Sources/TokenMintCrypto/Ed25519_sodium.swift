@@ -21,7 +21,7 @@ extension Ed25519.PrivateKey {
     static func sodiumExpand(_ seed: UnsafeRawBufferPointer) throws(TokenMintError) -> (SecureBytes, Ed25519.PublicKey) {
         try Sodium.ensure()
         guard seed.count == 32 else {
-            throw .invalidKeySize("Ed25519 private key must be 32 bytes, got \(seed.count)")
+            throw TokenMintError(.crypto.invalidKeySize, "Ed25519 private key must be 32 bytes, got \(seed.count)")
         }
         var publicBytes = [UInt8](repeating: 0, count: 32)
         let secretKey = try SecureBytes(count: 64) { sk throws(TokenMintError) in

@@ -20,7 +20,7 @@ public enum Ed448 {
         /// A 57-byte public key; OpenSSL checks the encoding.
         public init(rawRepresentation bytes: some DataProtocol) throws(TokenMintError) {
             let raw = Array(bytes)
-            guard raw.count == 57 else { throw .invalidKeySize("Ed448 public key must be 57 bytes, got \(raw.count)") }
+            guard raw.count == 57 else { throw TokenMintError(.crypto.invalidKeySize, "Ed448 public key must be 57 bytes, got \(raw.count)") }
             pkey = try PublicKey.openSSLKey(raw: raw)
             rawRepresentation = raw
         }

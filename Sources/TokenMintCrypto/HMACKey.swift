@@ -30,9 +30,9 @@ public struct HMACKey: Sendable, Equatable, CustomStringConvertible {
     /// - Throws: `TokenMintError.invalidKeySize` when the key is shorter than the
     ///   hash output, `unsupportedAlgorithm` for SHA-1.
     public init(_ key: some DataProtocol, hash: HashFunction) throws(TokenMintError) {
-        guard hash.isAllowedForSigning else { throw .unsupported("HMAC keys for \(hash.name) are offered for verification only") }
+        guard hash.isAllowedForSigning else { throw TokenMintError(.crypto.unsupportedAlgorithm, "HMAC keys for \(hash.name) are offered for verification only") }
         guard key.count >= hash.digestSize else {
-            throw .invalidKeySize(
+            throw TokenMintError(.crypto.invalidKeySize, 
                 "HMAC-\(hash.name) key must be at least \(hash.digestSize) bytes, got \(key.count)")
         }
         try self.init(allowingShortKey: key, hash: hash)
@@ -42,7 +42,7 @@ public struct HMACKey: Sendable, Equatable, CustomStringConvertible {
     /// allowed). For interoperability with existing keys and known-answer
     /// tests only; an empty key is still refused.
     public init(allowingShortKey key: some DataProtocol, hash: HashFunction) throws(TokenMintError) {
-        guard !key.isEmpty, key.count <= 1 << 16 else { throw .invalidKeySize("HMAC key must be 1 to 65536 bytes") }
+        guard !key.isEmpty, key.count <= 1 << 16 else { throw TokenMintError(.crypto.invalidKeySize, "HMAC key must be 1 to 65536 bytes") }
         try self.init(secret: SecureBytes(key), hash: hash)
     }
 

@@ -26,13 +26,13 @@ public enum Hex {
     /// Decodes hex text (either case). Throws on an odd length or a non-hex character.
     public static func decode(_ text: some StringProtocol) throws(TokenMintError) -> [UInt8] {
         let utf8 = Array(text.utf8)
-        guard utf8.count % 2 == 0 else { throw .invalidEncoding("hex: odd number of digits") }
+        guard utf8.count % 2 == 0 else { throw TokenMintError(.crypto.invalidEncoding, "hex: odd number of digits") }
         var out = [UInt8]()
         out.reserveCapacity(utf8.count / 2)
         var i = 0
         while i < utf8.count {
             guard let hi = value(utf8[i]), let lo = value(utf8[i + 1]) else {
-                throw .invalidEncoding("hex: invalid character at offset \(i)")
+                throw TokenMintError(.crypto.invalidEncoding, "hex: invalid character at offset \(i)")
             }
             out.append(hi << 4 | lo)
             i += 2

@@ -103,10 +103,10 @@ final class PKey: @unchecked Sendable {
         _ bytes: UnsafeRawBufferPointer, format: Format, keyType: String, wantPrivate: Bool
     ) throws(TokenMintError) -> PKey {
         guard bytes.count > 0, bytes.count <= 64 * 1024 else {
-            throw .invalidEncoding("\(format.rawValue) key: empty or larger than 64 KiB")
+            throw TokenMintError(.crypto.invalidEncoding, "\(format.rawValue) key: empty or larger than 64 KiB")
         }
         if format == .pem, containsEncryptedPEM(bytes) {
-            throw .unsupported("encrypted PEM private keys are not supported; decrypt the key first")
+            throw TokenMintError(.crypto.unsupportedAlgorithm, "encrypted PEM private keys are not supported; decrypt the key first")
         }
         if format == .pem { try checkStrictPEM(bytes) }
         // Some decoders (Ed25519 PKCS#8) only answer a key-pair request, so a
@@ -121,7 +121,7 @@ final class PKey: @unchecked Sendable {
                 lastError = error
             }
         }
-        throw lastError ?? .invalidKey("not a valid key")
+        throw lastError ?? TokenMintError(.crypto.invalidKey, "not a valid key")
     }
 
     private static func decode(
@@ -142,10 +142,10 @@ final class PKey: @unchecked Sendable {
         }
         let result = PKey(taking: decoded)
         guard result.typeName == keyType else {
-            throw .invalidKey("expected a \(keyType) key, got \(result.typeName)")
+            throw TokenMintError(.crypto.invalidKey, "expected a \(keyType) key, got \(result.typeName)")
         }
         if format == .der, remaining != 0 {
-            throw .invalidEncoding("DER key: \(remaining) trailing bytes")
+            throw TokenMintError(.crypto.invalidEncoding, "DER key: \(remaining) trailing bytes")
         }
         OpenSSL.clearErrors()
         return result
@@ -163,26 +163,26 @@ final class PKey: @unchecked Sendable {
         guard lines.count >= 3, let first = lines.first, let last = lines.last,
             first.hasPrefix("-----BEGIN "), first.hasSuffix("-----"), last.hasPrefix("-----END "), last.hasSuffix("-----"),
             first.dropFirst(11).dropLast(5) == last.dropFirst(9).dropLast(5)
-        else { throw .invalidEncoding("PEM: one BEGIN line, base64 lines and a matching END line, nothing else") }
+        else { throw TokenMintError(.crypto.invalidEncoding, "PEM: one BEGIN line, base64 lines and a matching END line, nothing else") }
         let body = lines.dropFirst().dropLast()
         guard !body.contains(where: { $0.hasPrefix("-----") }) else {
-            throw .invalidEncoding("PEM: more than one block")
+            throw TokenMintError(.crypto.invalidEncoding, "PEM: more than one block")
         }
         // Legacy encrypted PEM headers (Proc-Type, DEK-Info) are refused above;
         // any other header line is not base64 and fails here.
-        guard let der = Data(base64Encoded: body.joined()) else { throw .invalidEncoding("PEM: the body is not base64") }
+        guard let der = Data(base64Encoded: body.joined()) else { throw TokenMintError(.crypto.invalidEncoding, "PEM: the body is not base64") }
         let derBytes = [UInt8](der)
-        guard derBytes.count >= 2, derBytes[0] == 0x30 else { throw .invalidEncoding("PEM: the body is not a DER SEQUENCE") }
+        guard derBytes.count >= 2, derBytes[0] == 0x30 else { throw TokenMintError(.crypto.invalidEncoding, "PEM: the body is not a DER SEQUENCE") }
         var length = Int(derBytes[1])
         var header = 2
         if length & 0x80 != 0 {
             let octets = length & 0x7f
-            guard (1...3).contains(octets), derBytes.count >= 2 + octets else { throw .invalidEncoding("PEM: bad DER length") }
+            guard (1...3).contains(octets), derBytes.count >= 2 + octets else { throw TokenMintError(.crypto.invalidEncoding, "PEM: bad DER length") }
             length = derBytes[2..<2 + octets].reduce(0) { $0 << 8 | Int($1) }
             header += octets
         }
         guard header + length == derBytes.count else {
-            throw .invalidEncoding("PEM: \(derBytes.count - header - length) bytes after the DER key")
+            throw TokenMintError(.crypto.invalidEncoding, "PEM: \(derBytes.count - header - length) bytes after the DER key")
         }
     }
 

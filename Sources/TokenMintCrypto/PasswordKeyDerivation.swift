@@ -38,8 +38,8 @@ public enum PasswordKeyDerivation {
     ) throws(TokenMintError) -> SecureBytes {
         try Sodium.ensure()
         let salt = Array(salt)
-        guard salt.count == saltByteCount else { throw .invalidParameter("Argon2id salt must be \(saltByteCount) bytes") }
-        guard (16...64).contains(length) else { throw .invalidParameter("derived keys are 16 to 64 bytes") }
+        guard salt.count == saltByteCount else { throw TokenMintError(.crypto.invalidParameter, "Argon2id salt must be \(saltByteCount) bytes") }
+        guard (16...64).contains(length) else { throw TokenMintError(.crypto.invalidParameter, "derived keys are 16 to 64 bytes") }
         let secret = SecureBytes(passphrase)
         return try sodiumArgon2id(passphrase: secret, salt: salt, length: length, cost: cost)
     }

@@ -87,7 +87,7 @@ public enum RSA {
         /// - Parameter bits: 2048 to 16384, a multiple of 8 (3072 or more is advised past 2030).
         public init(bits: Int = 2048) throws(TokenMintError) {
             guard bits >= RSA.minimumSigningBits, bits <= RSA.maximumBits, bits % 8 == 0 else {
-                throw .invalidKeySize("RSA keys are generated with 2048 to \(RSA.maximumBits) bits (multiple of 8), not \(bits)")
+                throw TokenMintError(.crypto.invalidKeySize, "RSA keys are generated with 2048 to \(RSA.maximumBits) bits (multiple of 8), not \(bits)")
             }
             let pkey = try PrivateKey.openSSLGenerate(bits: bits)
             try self.init(validated: pkey, check: false)
@@ -108,7 +108,7 @@ public enum RSA {
         /// A key from its components (n, e, d, p, q; CRT values optional).
         public init(components c: Components) throws(TokenMintError) {
             guard let d = c.d, let p = c.p, let q = c.q else {
-                throw .invalidKey("an RSA private key needs n, e, d, p and q")
+                throw TokenMintError(.crypto.invalidKey, "an RSA private key needs n, e, d, p and q")
             }
             try RSA.checkPublic(n: c.n, e: c.e)
             let pkey = try PrivateKey.openSSLKey(components: c, d: d, p: p, q: q)
@@ -146,10 +146,10 @@ public enum RSA {
         /// Signs the bytes in `message`.
         public func signature(for message: UnsafeRawBufferPointer, hash: HashFunction = .sha256, padding: Padding) throws(TokenMintError) -> [UInt8] {
             guard keySizeInBits >= RSA.minimumSigningBits else {
-                throw .invalidKeySize("RSA signing needs at least \(RSA.minimumSigningBits) bits; this key has \(keySizeInBits)")
+                throw TokenMintError(.crypto.invalidKeySize, "RSA signing needs at least \(RSA.minimumSigningBits) bits; this key has \(keySizeInBits)")
             }
-            guard hash.isAllowedForSigning else { throw .unsupported("RSA signing with \(hash.name) is refused") }
-            if case .pss(.any, _) = padding { throw .invalidParameter("PSS salt length .any is for verification only") }
+            guard hash.isAllowedForSigning else { throw TokenMintError(.crypto.unsupportedAlgorithm, "RSA signing with \(hash.name) is refused") }
+            if case .pss(.any, _) = padding { throw TokenMintError(.crypto.invalidParameter, "PSS salt length .any is for verification only") }
             return try openSSLSignature(for: message, hash: hash, padding: padding)
         }
     }
@@ -242,11 +242,11 @@ public enum RSA {
         let e = Array(e.drop(while: { $0 == 0 }))
         let bits = n.isEmpty ? 0 : n.count * 8 - n[0].leadingZeroBitCount
         guard bits >= RSA.minimumVerificationBits, bits <= RSA.maximumBits else {
-            throw .invalidKeySize("RSA modulus must have \(RSA.minimumVerificationBits) to \(RSA.maximumBits) bits, got \(bits)")
+            throw TokenMintError(.crypto.invalidKeySize, "RSA modulus must have \(RSA.minimumVerificationBits) to \(RSA.maximumBits) bits, got \(bits)")
         }
-        guard n.last.map({ $0 & 1 == 1 }) == true else { throw .invalidKey("RSA modulus is even") }
+        guard n.last.map({ $0 & 1 == 1 }) == true else { throw TokenMintError(.crypto.invalidKey, "RSA modulus is even") }
         guard let lastE = e.last, lastE & 1 == 1, e.count <= 32, !(e.count == 1 && e[0] < 3) else {
-            throw .invalidKey("RSA public exponent must be odd, at least 3 and at most 256 bits")
+            throw TokenMintError(.crypto.invalidKey, "RSA public exponent must be odd, at least 3 and at most 256 bits")
         }
     }
 }

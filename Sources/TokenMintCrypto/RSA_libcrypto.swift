@@ -51,8 +51,8 @@ extension RSA.PrivateKey {
 
     /// Wraps an OpenSSL key pair; `check` runs OpenSSL's consistency checks.
     init(validated pkey: PKey, check: Bool) throws(TokenMintError) {
-        guard pkey.typeName == "RSA" else { throw .invalidKey("not an RSA key (\(pkey.typeName))") }
-        guard pkey.hasPrivateKey else { throw .invalidKey("the RSA key has no private part") }
+        guard pkey.typeName == "RSA" else { throw TokenMintError(.crypto.invalidKey, "not an RSA key (\(pkey.typeName))") }
+        guard pkey.hasPrivateKey else { throw TokenMintError(.crypto.invalidKey, "the RSA key has no private part") }
         let publicKey = try RSA.PublicKey(pkey: pkey)
         if check { try pkey.check(privatePart: true) }
         self.pkey = pkey
@@ -107,7 +107,7 @@ extension RSA.PublicKey {
     /// Wraps an OpenSSL key, reading n and e from it.
     init(pkey: PKey) throws(TokenMintError) {
         guard pkey.typeName == "RSA", let n = pkey.bignumParameter("n"), let e = pkey.bignumParameter("e") else {
-            throw .invalidKey("not an RSA public key")
+            throw TokenMintError(.crypto.invalidKey, "not an RSA public key")
         }
         try RSA.checkPublic(n: n, e: e)
         self.pkey = pkey

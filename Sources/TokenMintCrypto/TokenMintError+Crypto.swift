@@ -26,24 +26,3 @@ extension TokenMintError.Code {
         public var libraryFailure: TokenMintError.Code { .init(domain: "crypto", name: "libraryFailure") }
     }
 }
-
-extension TokenMintError {
-    static func invalidKey(_ reason: String, file: String = #fileID, line: UInt = #line) -> TokenMintError {
-        TokenMintError(.crypto.invalidKey, reason, file: file, line: line)
-    }
-    static func invalidKeySize(_ reason: String, file: String = #fileID, line: UInt = #line) -> TokenMintError {
-        TokenMintError(.crypto.invalidKeySize, reason, file: file, line: line)
-    }
-    static func invalidEncoding(_ reason: String, file: String = #fileID, line: UInt = #line) -> TokenMintError {
-        TokenMintError(.crypto.invalidEncoding, reason, file: file, line: line)
-    }
-    static func invalidSignature(_ reason: String, file: String = #fileID, line: UInt = #line) -> TokenMintError {
-        TokenMintError(.crypto.invalidSignature, reason, file: file, line: line)
-    }
-    static func unsupported(_ reason: String, file: String = #fileID, line: UInt = #line) -> TokenMintError {
-        TokenMintError(.crypto.unsupportedAlgorithm, reason, file: file, line: line)
-    }
-    static func invalidParameter(_ reason: String, file: String = #fileID, line: UInt = #line) -> TokenMintError {
-        TokenMintError(.crypto.invalidParameter, reason, file: file, line: line)
-    }
-}

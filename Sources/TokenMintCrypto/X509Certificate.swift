@@ -10,7 +10,7 @@ public struct X509Certificate: Sendable {
 
     /// Parses DER; all bytes must belong to the certificate.
     public init(derRepresentation der: [UInt8]) throws(TokenMintError) {
-        guard !der.isEmpty, der.count <= 64 * 1024 else { throw .invalidEncoding("certificate empty or larger than 64 KiB") }
+        guard !der.isEmpty, der.count <= 64 * 1024 else { throw TokenMintError(.crypto.invalidEncoding, "certificate empty or larger than 64 KiB") }
         box = try X509Certificate.openSSLParse(der)
     }
 

@@ -20,7 +20,7 @@ public enum XChaCha20Poly1305 {
     /// `nonce ‖ ciphertext ‖ tag` of `plaintext`, bound to `associatedData`.
     public static func seal(_ plaintext: some DataProtocol, key: SecureBytes, associatedData: some DataProtocol) throws(TokenMintError) -> [UInt8] {
         try Sodium.ensure()
-        guard key.count == keyByteCount else { throw .invalidKeySize("XChaCha20-Poly1305 keys are 32 bytes") }
+        guard key.count == keyByteCount else { throw TokenMintError(.crypto.invalidKeySize, "XChaCha20-Poly1305 keys are 32 bytes") }
         return try sodiumSeal(Array(plaintext), key: key, associatedData: Array(associatedData))
     }
 
@@ -28,10 +28,10 @@ public enum XChaCha20Poly1305 {
     /// key and associated data (or was altered).
     public static func open(_ sealed: some DataProtocol, key: SecureBytes, associatedData: some DataProtocol) throws(TokenMintError) -> SecureBytes {
         try Sodium.ensure()
-        guard key.count == keyByteCount else { throw .invalidKeySize("XChaCha20-Poly1305 keys are 32 bytes") }
+        guard key.count == keyByteCount else { throw TokenMintError(.crypto.invalidKeySize, "XChaCha20-Poly1305 keys are 32 bytes") }
         let box = Array(sealed)
         let ad = Array(associatedData)
-        guard box.count >= overhead else { throw .invalidEncoding("sealed data shorter than nonce and tag") }
+        guard box.count >= overhead else { throw TokenMintError(.crypto.invalidEncoding, "sealed data shorter than nonce and tag") }
         return try sodiumOpen(box, key: key, associatedData: ad)
     }
 }
