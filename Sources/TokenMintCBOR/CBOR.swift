@@ -77,33 +77,24 @@ extension CBOR {
 
     /// Hashes the major type and the content, consistently with `==`.
     public func hash(into hasher: inout Hasher) {
+        func combine(_ majorType: UInt8, _ content: some Hashable) {
+            hasher.combine(majorType)
+            hasher.combine(content)
+        }
         switch self {
-        case .unsigned(let value):
-            hasher.combine(0 as UInt8)
-            hasher.combine(value)
-        case .negative(let value):
-            hasher.combine(1 as UInt8)
-            hasher.combine(value)
-        case .bytes(let bytes):
-            hasher.combine(2 as UInt8)
-            hasher.combine(bytes)
+        case .unsigned(let value): combine(0, value)
+        case .negative(let value): combine(1, value)
+        case .bytes(let bytes): combine(2, bytes)
         case .text(let text):
             hasher.combine(3 as UInt8)
             hasher.combine(text.utf8.count)
             for byte in text.utf8 { hasher.combine(byte) }
-        case .array(let elements):
-            hasher.combine(4 as UInt8)
-            hasher.combine(elements)
-        case .map(let entries):
-            hasher.combine(5 as UInt8)
-            hasher.combine(entries)
+        case .array(let elements): combine(4, elements)
+        case .map(let entries): combine(5, entries)
         case .tagged(let tag, let content):
-            hasher.combine(6 as UInt8)
-            hasher.combine(tag)
+            combine(6, tag)
             hasher.combine(content)
-        case .simple(let value):
-            hasher.combine(7 as UInt8)
-            hasher.combine(value)
+        case .simple(let value): combine(7, value)
         }
     }
 }
@@ -150,28 +141,16 @@ extension CBOR {
     }
 
     /// The bytes, when this is a byte string.
-    public var bytesValue: [UInt8]? {
-        if case .bytes(let bytes) = self { return bytes }
-        return nil
-    }
+    public var bytesValue: [UInt8]? { if case .bytes(let bytes) = self { bytes } else { nil } }
 
     /// The text, when this is a text string.
-    public var textValue: String? {
-        if case .text(let text) = self { return text }
-        return nil
-    }
+    public var textValue: String? { if case .text(let text) = self { text } else { nil } }
 
     /// The elements, when this is an array.
-    public var arrayValue: [CBOR]? {
-        if case .array(let elements) = self { return elements }
-        return nil
-    }
+    public var arrayValue: [CBOR]? { if case .array(let elements) = self { elements } else { nil } }
 
     /// The entries in their stored order, when this is a map.
-    public var mapValue: [CBORMapEntry]? {
-        if case .map(let entries) = self { return entries }
-        return nil
-    }
+    public var mapValue: [CBORMapEntry]? { if case .map(let entries) = self { entries } else { nil } }
 
     /// The Boolean, when this is ``cborTrue`` or ``cborFalse``.
     public var boolValue: Bool? {

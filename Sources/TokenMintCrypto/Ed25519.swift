@@ -37,14 +37,12 @@ public enum Ed25519 {
 
         /// A PKCS#8 PEM key (`-----BEGIN PRIVATE KEY-----`).
         public init(pemRepresentation pem: String) throws(TokenMintError) {
-            let seed = try PrivateKey.openSSLDecodeSeed(Array(pem.utf8), format: .pem)
-            try self.init(rawRepresentation: seed)
+            try self.init(rawRepresentation: try PrivateKey.openSSLDecodeSeed(Array(pem.utf8), format: .pem))
         }
 
         /// A PKCS#8 DER key.
         public init(derRepresentation der: some DataProtocol) throws(TokenMintError) {
-            let seed = try PrivateKey.openSSLDecodeSeed(Array(der), format: .der)
-            try self.init(rawRepresentation: seed)
+            try self.init(rawRepresentation: try PrivateKey.openSSLDecodeSeed(Array(der), format: .der))
         }
 
         /// The 32-byte seed.
@@ -94,14 +92,12 @@ public enum Ed25519 {
         /// An SPKI PEM key (`-----BEGIN PUBLIC KEY-----`). A PKCS#8 private key
         /// PEM is accepted too and yields its public key.
         public init(pemRepresentation pem: String) throws(TokenMintError) {
-            let raw = try PublicKey.openSSLDecodeRaw(Array(pem.utf8), format: .pem)
-            self.init(trusted: raw)
+            self.init(trusted: try PublicKey.openSSLDecodeRaw(Array(pem.utf8), format: .pem))
         }
 
         /// An SPKI DER key.
         public init(derRepresentation der: some DataProtocol) throws(TokenMintError) {
-            let raw = try PublicKey.openSSLDecodeRaw(Array(der), format: .der)
-            self.init(trusted: raw)
+            self.init(trusted: try PublicKey.openSSLDecodeRaw(Array(der), format: .der))
         }
 
         /// SPKI PEM.

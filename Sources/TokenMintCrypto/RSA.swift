@@ -95,14 +95,12 @@ public enum RSA {
 
         /// A PEM key: PKCS#8 (`PRIVATE KEY`) or PKCS#1 (`RSA PRIVATE KEY`).
         public init(pemRepresentation pem: String) throws(TokenMintError) {
-            let pkey = try PrivateKey.openSSLDecode(Array(pem.utf8), format: .pem)
-            try self.init(validated: pkey, check: true)
+            try self.init(validated: try PrivateKey.openSSLDecode(Array(pem.utf8), format: .pem), check: true)
         }
 
         /// A DER key: PKCS#8 or PKCS#1.
         public init(derRepresentation der: some DataProtocol) throws(TokenMintError) {
-            let pkey = try PrivateKey.openSSLDecode(Array(der), format: .der)
-            try self.init(validated: pkey, check: true)
+            try self.init(validated: try PrivateKey.openSSLDecode(Array(der), format: .der), check: true)
         }
 
         /// A key from its components (n, e, d, p, q; CRT values optional).
@@ -175,14 +173,12 @@ public enum RSA {
 
         /// An SPKI or PKCS#1 (`RSA PUBLIC KEY`) PEM key; a private key PEM yields its public key.
         public init(pemRepresentation pem: String) throws(TokenMintError) {
-            let pkey = try PublicKey.openSSLDecode(Array(pem.utf8), format: .pem)
-            try self.init(pkey: pkey)
+            try self.init(pkey: try PublicKey.openSSLDecode(Array(pem.utf8), format: .pem))
         }
 
         /// An SPKI or PKCS#1 DER key.
         public init(derRepresentation der: some DataProtocol) throws(TokenMintError) {
-            let pkey = try PublicKey.openSSLDecode(Array(der), format: .der)
-            try self.init(pkey: pkey)
+            try self.init(pkey: try PublicKey.openSSLDecode(Array(der), format: .der))
         }
 
         /// n and e.

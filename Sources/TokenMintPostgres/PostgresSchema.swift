@@ -97,9 +97,7 @@ struct RecordOnce: BoundStatement {
         RETURNING (xmax = 0) OR coalesce(l.attempt = $3, false)
         """
     typealias Row = Bool
-    let identifier: ByteBuffer
-    let expiresAt: Int64
-    let attempt: ByteBuffer?
+    let identifier: ByteBuffer, expiresAt: Int64, attempt: ByteBuffer?
 
     var values: [(any PostgresEncodable)?] { [identifier, expiresAt, attempt] }
 }
@@ -123,10 +121,7 @@ struct RecordOnceSpending: BoundStatement {
         SELECT coalesce((SELECT ok FROM l), false)
         """
     typealias Row = Bool
-    let identifier: ByteBuffer
-    let expiresAt: Int64
-    let attempt: ByteBuffer?
-    let slot: ByteBuffer
+    let identifier: ByteBuffer, expiresAt: Int64, attempt: ByteBuffer?, slot: ByteBuffer
 
     var values: [(any PostgresEncodable)?] { [identifier, expiresAt, attempt, slot] }
 }
@@ -140,9 +135,7 @@ struct IssuePart: BoundStatement {
         ON CONFLICT (device_id, part) DO NOTHING RETURNING 1
         """
     typealias Row = Int32
-    let deviceID: String
-    let part: String
-    let notAfter: Int64
+    let deviceID: String, part: String, notAfter: Int64
 
     var values: [(any PostgresEncodable)?] { [deviceID, part, notAfter] }
 }
@@ -151,8 +144,7 @@ struct IssuePart: BoundStatement {
 struct PartLookup: BoundStatement {
     static let sql = "SELECT not_after FROM tokenmint_issued WHERE device_id = $1 AND part = $2"
     typealias Row = Int64
-    let deviceID: String
-    let part: String
+    let deviceID: String, part: String
 
     var values: [(any PostgresEncodable)?] { [deviceID, part] }
 }
@@ -177,9 +169,7 @@ struct Grant: BoundStatement {
         SELECT $1, first, $2, $3 FROM taken RETURNING first
         """
     typealias Row = Int64
-    let deviceID: String
-    let count: Int64
-    let notAfter: Int64
+    let deviceID: String, count: Int64, notAfter: Int64
 
     var values: [(any PostgresEncodable)?] { [deviceID, count, notAfter] }
 }
@@ -190,8 +180,7 @@ struct GrantLookup: BoundStatement {
         SELECT first, count, not_after FROM tokenmint_grants WHERE device_id = $1 AND first <= $2 ORDER BY first DESC LIMIT 1
         """
     typealias Row = (Int64, Int64, Int64)
-    let deviceID: String
-    let counter: Int64
+    let deviceID: String, counter: Int64
 
     var values: [(any PostgresEncodable)?] { [deviceID, counter] }
 

@@ -18,16 +18,9 @@ extension SQLiteStore {
         case bytes([UInt8])
 
         /// The bytes of a text or blob column; `nil` for NULL and integers.
-        package var bytes: [UInt8]? {
-            if case .bytes(let bytes) = self { return bytes }
-            return nil
-        }
-
+        package var bytes: [UInt8]? { if case .bytes(let bytes) = self { bytes } else { nil } }
         /// The value of an integer column; `nil` otherwise.
-        package var integer: Int64? {
-            if case .integer(let value) = self { return value }
-            return nil
-        }
+        package var integer: Int64? { if case .integer(let value) = self { value } else { nil } }
     }
 
     /// Statements on the store's one connection, for the tables another

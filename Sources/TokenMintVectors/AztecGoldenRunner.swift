@@ -10,8 +10,7 @@ enum AztecGoldenRunner {
     struct File: Decodable {
         struct Test: Decodable {
             var tcId: Int
-            var comment: String
-            var payloadHex: String
+            var comment: String, payloadHex: String
             var options: [String]
             var modules: [String]
         }

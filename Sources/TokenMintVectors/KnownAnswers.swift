@@ -18,15 +18,11 @@ enum KnownAnswers {
         }
     }
 
-    static func hex(_ text: String) throws -> [UInt8] { try Hex.decode(text) }
+    static func hex(_ text: String) throws -> [UInt8] { try VectorRunner.hex(text) }
 
     struct Ed25519Test: Decodable {
         var tcId: Int
-        var comment: String
-        var secretKey: String
-        var publicKey: String
-        var msg: String
-        var sig: String
+        var comment: String, secretKey: String, publicKey: String, msg: String, sig: String
     }
 
     static func ed25519(_ data: Data, into report: inout VectorReport) throws {
@@ -43,15 +39,7 @@ enum KnownAnswers {
 
     struct ECDSATest: Decodable {
         var tcId: Int
-        var comment: String
-        var curve: String
-        var hash: String
-        var privateKey: String
-        var publicKeyX: String
-        var publicKeyY: String
-        var msg: String
-        var r: String
-        var s: String
+        var comment: String, curve: String, hash: String, privateKey: String, publicKeyX: String, publicKeyY: String, msg: String, r: String, s: String
     }
 
     static func ecdsa(_ data: Data, into report: inout VectorReport) throws {
@@ -71,11 +59,7 @@ enum KnownAnswers {
 
     struct HMACTest: Decodable {
         var tcId: Int
-        var comment: String
-        var hash: String
-        var key: String
-        var msg: String
-        var tag: String
+        var comment: String, hash: String, key: String, msg: String, tag: String
         var truncatedBits: Int
     }
 

@@ -75,13 +75,17 @@ public enum VectorRunner {
 
     struct SignatureTest: Decodable {
         var tcId: Int
-        var comment: String
-        var msg: String
-        var sig: String
-        var result: String
+        var comment: String, msg: String, sig: String, result: String
     }
 
     static func hex(_ text: String) throws -> [UInt8] { try Hex.decode(text) }
+
+    /// Records each test's outcome; `accepts` says whether TokenMint accepted it.
+    static func check(_ tests: [SignatureTest], into report: inout VectorReport, _ accepts: (SignatureTest) throws -> Bool) rethrows {
+        for test in tests {
+            report.record(test.tcId, expected: test.result, accepted: try accepts(test), comment: test.comment)
+        }
+    }
 
     static func hash(named name: String) throws -> HashFunction {
         guard let hash = HashFunction(name: name) else { throw VectorFileError(description: "unknown hash \(name)") }
@@ -91,8 +95,7 @@ public enum VectorRunner {
     // MARK: ECDSA
 
     struct ECDSAGroup: Decodable {
-        var publicKeyDer: String
-        var sha: String
+        var publicKeyDer: String, sha: String
         var tests: [SignatureTest]
     }
 
@@ -100,16 +103,13 @@ public enum VectorRunner {
         for group in try JSONDecoder().decode(File<ECDSAGroup>.self, from: data).testGroups {
             let hash = try hash(named: group.sha)
             let key = try? ECDSA.PublicKey(derRepresentation: hex(group.publicKeyDer))
-            for test in group.tests {
-                var accepted = false
-                if let key, let bytes = try? hex(test.sig),
+            try check(group.tests, into: &report) { test in
+                guard let key, let bytes = try? hex(test.sig),
                     let signature = try? (der
                         ? ECDSA.Signature(derRepresentation: bytes, curve: key.curve)
                         : ECDSA.Signature(rawRepresentation: bytes, curve: key.curve))
-                {
-                    accepted = key.isValidSignature(signature, for: try hex(test.msg), hash: hash)
-                }
-                report.record(test.tcId, expected: test.result, accepted: accepted, comment: test.comment)
+                else { return false }
+                return key.isValidSignature(signature, for: try hex(test.msg), hash: hash)
             }
         }
     }
@@ -118,8 +118,7 @@ public enum VectorRunner {
 
     struct EdDSAGroup: Decodable {
         struct Key: Decodable {
-            var curve: String
-            var pk: String
+            var curve: String, pk: String
         }
         var publicKey: Key
         var tests: [SignatureTest]
@@ -138,18 +137,14 @@ public enum VectorRunner {
             default:
                 throw VectorFileError(description: "unsupported EdDSA curve \(group.publicKey.curve)")
             }
-            for test in group.tests {
-                let accepted = (try? verify(hex(test.sig), hex(test.msg))) ?? false
-                report.record(test.tcId, expected: test.result, accepted: accepted, comment: test.comment)
-            }
+            check(group.tests, into: &report) { test in (try? verify(hex(test.sig), hex(test.msg))) ?? false }
         }
     }
 
     // MARK: RSA
 
     struct RSAGroup: Decodable {
-        var publicKeyDer: String
-        var sha: String
+        var publicKeyDer: String, sha: String
         var mgfSha: String?
         var sLen: Int?
         var tests: [SignatureTest]
@@ -168,12 +163,9 @@ public enum VectorRunner {
                 padding = .pkcs1v15
             }
             let key = try? RSA.PublicKey(derRepresentation: hex(group.publicKeyDer))
-            for test in group.tests {
-                var accepted = false
-                if let key, let sig = try? hex(test.sig) {
-                    accepted = key.isValidSignature(sig, for: try hex(test.msg), hash: hash, padding: padding)
-                }
-                report.record(test.tcId, expected: test.result, accepted: accepted, comment: test.comment)
+            try check(group.tests, into: &report) { test in
+                guard let key, let sig = try? hex(test.sig) else { return false }
+                return key.isValidSignature(sig, for: try hex(test.msg), hash: hash, padding: padding)
             }
         }
     }
@@ -183,11 +175,7 @@ public enum VectorRunner {
     struct MACGroup: Decodable {
         struct Test: Decodable {
             var tcId: Int
-            var comment: String
-            var key: String
-            var msg: String
-            var tag: String
-            var result: String
+            var comment: String, key: String, msg: String, tag: String, result: String
         }
         var keySize: Int
         var tagSize: Int

@@ -44,9 +44,7 @@ struct AuthCommand: AsyncParsableCommand {
         @OptionGroup var options: IssuerOptions
         @Argument(help: "The refresh token (put `--` before one that starts with \"-\").") var refreshToken: String
         func run() async throws {
-            do { try AuthCommand.emit(try await options.makeIssuer().refresh(refreshToken)) } catch {
-                throw CLIError(message: "\(error)", status: 1)
-            }
+            try await refusing { try AuthCommand.emit(try await options.makeIssuer().refresh(refreshToken)) }
         }
     }
 
@@ -62,15 +60,13 @@ struct AuthCommand: AsyncParsableCommand {
             var policy = RelyingPartyPolicy(rpID: options.rp, origins: [options.origin])
             policy.requireUserVerification = false
             policy.consumeChallenge = FIDO2Command.singleUse(try options.store.open("auth.sqlite"), prefix: "auth.registration-challenge.")
-            do {
+            try await refusing {
                 let credential = try RelyingPartyVerifier(policy: policy).verifyRegistration(
                     clientDataJSON: try FIDO2Command.field(object, "response", "clientDataJSON"),
                     attestationObject: try FIDO2Command.field(object, "response", "attestationObject"),
                     challenge: try Base64URL.decode(challenge, padding: .either), rawID: try FIDO2Command.field(object, "rawId"))
                 try await options.makeIssuer().registerPasskey(account: account.lowercased(), credential: credential)
                 print(Base64URL.encode(credential.credentialID))
-            } catch {
-                throw CLIError(message: "\(error)", status: 1)
             }
         }
     }
@@ -91,15 +87,13 @@ struct AuthCommand: AsyncParsableCommand {
 
         func run() async throws {
             let object = try JSONSerialization.jsonObject(with: try readFile(assertion)) as? [String: Any] ?? [:]
-            do {
+            try await refusing {
                 let token = try await options.makeIssuer().elevate(
                     account: account.lowercased(), clientID: clientId, credentialID: try FIDO2Command.field(object, "rawId"),
                     clientDataJSON: try FIDO2Command.field(object, "response", "clientDataJSON"),
                     authenticatorData: try FIDO2Command.field(object, "response", "authenticatorData"),
                     signature: try FIDO2Command.field(object, "response", "signature"))
                 try AuthCommand.emit(token)
-            } catch {
-                throw CLIError(message: "\(error)", status: 1)
             }
         }
     }
@@ -109,9 +103,7 @@ struct AuthCommand: AsyncParsableCommand {
         @OptionGroup var options: IssuerOptions
         @Argument(help: "The access token.") var token: String
         func run() async throws {
-            do { print(prettyJSON(try await options.makeIssuer().verify(token).claims.jsonObject)) } catch {
-                throw CLIError(message: "\(error)", status: 1)
-            }
+            try await refusing { print(prettyJSON(try await options.makeIssuer().verify(token).claims.jsonObject)) }
         }
     }
 
@@ -145,10 +137,8 @@ struct AuthCommand: AsyncParsableCommand {
             let exchange = UserTokenExchange(serviceKey: try ServiceKey(key), store: try options.store.open("auth.sqlite")) { token in
                 try await issuer.verify(token).claims.subject ?? ""
             }
-            do {
+            try await refusing {
                 print(try await exchange.exchange(userID: userId.lowercased(), accessToken: accessToken, presentedServiceKey: presented))
-            } catch {
-                throw CLIError(message: "\(error)", status: 1)
             }
         }
     }

@@ -162,7 +162,7 @@ struct FIDO2Command: AsyncParsableCommand {
                 try FIDO2Command.print(json: record.merging([
                     "credentialId": FIDO2Command.b64(credential.credentialID), "alg": Int(credential.publicKey.algorithm.rawValue),
                 ]) { $1 })
-            } catch let error as TokenMintError {
+            } catch let error as TokenMintError where error.code.domain == "webauthn" {
                 throw CLIError(message: "\(error)", status: 1)
             }
         }
@@ -200,7 +200,7 @@ struct FIDO2Command: AsyncParsableCommand {
                     "credentialId": FIDO2Command.b64(id), "signCount": Int(result.signCount), "userVerified": result.userVerified,
                     "possibleClone": result.possibleClone,
                 ])
-            } catch let error as TokenMintError {
+            } catch let error as TokenMintError where error.code.domain == "webauthn" {
                 throw CLIError(message: "\(error)", status: 1)
             }
         }

@@ -130,11 +130,9 @@ struct JWTCommand: ParsableCommand {
             validation.leeway = leeway
             if noExp { validation.requiredClaims = [] }
             if let now { validation.clock = { now } }
-            do {
+            try refusing {
                 let verified = try JWTVerifier(keys: keys, validation: validation).verify(token.trimmingCharacters(in: .whitespacesAndNewlines))
                 print(prettyJSON(verified.claims.jsonObject))
-            } catch {
-                throw CLIError(message: "\(error)", status: 1)
             }
         }
     }

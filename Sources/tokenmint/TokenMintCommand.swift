@@ -57,6 +57,17 @@ func report(_ message: String) {
     FileHandle.standardError.write(Data("tokenmint: \(SafeText.escaped(message, backslashes: false))\n".utf8))
 }
 
+/// Runs `body`; any failure is reported with exit status 1, the status the
+/// verifying commands give a refusal.
+func refusing<T>(_ body: () throws -> T) throws -> T {
+    do { return try body() } catch { throw CLIError(message: "\(error)", status: 1) }
+}
+
+/// ``refusing(_:)`` for a body that awaits.
+func refusing<T>(_ body: () async throws -> T) async throws -> T {
+    do { return try await body() } catch { throw CLIError(message: "\(error)", status: 1) }
+}
+
 /// An error the CLI reports with its own exit status.
 struct CLIError: Error {
     var message: String

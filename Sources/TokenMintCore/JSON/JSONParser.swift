@@ -179,7 +179,7 @@ private struct JSONReader {
                 throw TokenMintError(.json.tooLarge, "array has more than maximumMembers (\(limits.maximumMembers)) elements", offset: index)
             }
             elements.append(try parseValue())
-            more = try continues(closing: 0x5D, in: "array")
+            more = try continues(closing: 0x5D)
         }
         depth -= 1
         return .array(elements)
@@ -219,32 +219,37 @@ private struct JSONReader {
             index += 1
             let value = try parseValue()
             members.append(JSONObject.Member(name: name, value: value))
-            more = try continues(closing: 0x7D, in: "object")
+            more = try continues(closing: 0x7D)
         }
         depth -= 1
         return .object(JSONObject(uniqueMembers: members))
     }
 
     /// After an element or a member: a `,` (more follows; a trailing comma
-    /// is refused) or the container's closing bracket.
-    mutating func continues(closing: UInt8, in container: String) throws(TokenMintError) -> Bool {
+    /// is refused) or the container's closing bracket (`]` or `}`).
+    @inline(__always)
+    mutating func continues(closing: UInt8) throws(TokenMintError) -> Bool {
         skipWhitespace()
-        guard index < end else { throw TokenMintError(.json.malformed, "unexpected end of input in \(container)", offset: index) }
-        switch bytes[index] {
-        case 0x2C:  // ,
-            index += 1
-            skipWhitespace()
-            if index < end && bytes[index] == closing {
-                throw TokenMintError(.json.malformed, "trailing comma in \(container)", offset: index)
+        if index < end {
+            if bytes[index] == 0x2C {  // ,
+                index += 1
+                skipWhitespace()
+                if index >= end || bytes[index] != closing { return true }
+            } else if bytes[index] == closing {
+                index += 1
+                return false
             }
-            return true
-        case closing:
-            index += 1
-            return false
-        default:
-            let bracket = closing == 0x5D ? "]" : "}"
-            throw TokenMintError(.json.malformed, "unexpected \(JSONReader.describe(bytes[index])) in \(container), expected ',' or '\(bracket)'", offset: index)
         }
+        throw separatorError(closing: closing)
+    }
+
+    /// Why ``continues(closing:)`` refused what it found at `index`.
+    func separatorError(closing: UInt8) -> TokenMintError {
+        let container = closing == 0x5D ? "array" : "object"
+        guard index < end else { return TokenMintError(.json.malformed, "unexpected end of input in \(container)", offset: index) }
+        if bytes[index] == closing { return TokenMintError(.json.malformed, "trailing comma in \(container)", offset: index) }
+        let bracket = closing == 0x5D ? "]" : "}"
+        return TokenMintError(.json.malformed, "unexpected \(JSONReader.describe(bytes[index])) in \(container), expected ',' or '\(bracket)'", offset: index)
     }
 
     /// Whether `name` is already among `members`, compared exactly.

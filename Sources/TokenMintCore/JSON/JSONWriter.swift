@@ -57,10 +57,15 @@ public struct JSONWriter: Sendable {
     // MARK: Structure
 
     /// Writes `{`.
-    public mutating func beginObject() {
+    public mutating func beginObject() { begin(0x7B, isObject: true) }
+
+    /// Writes `[`.
+    public mutating func beginArray() { begin(0x5B, isObject: false) }
+
+    mutating func begin(_ bracket: UInt8, isObject: Bool) {
         beforeValue()
-        bytes.append(0x7B)
-        levels.append(Level(isObject: true, isEmpty: true))
+        bytes.append(bracket)
+        levels.append(Level(isObject: isObject, isEmpty: true))
     }
 
     /// Writes `}`, closing the innermost container, which must be an object
@@ -70,13 +75,6 @@ public struct JSONWriter: Sendable {
         precondition(!expectingValue, "JSONWriter.endObject() after key(_:) without a value")
         levels.removeLast()
         bytes.append(0x7D)
-    }
-
-    /// Writes `[`.
-    public mutating func beginArray() {
-        beforeValue()
-        bytes.append(0x5B)
-        levels.append(Level(isObject: false, isEmpty: true))
     }
 
     /// Writes `]`, closing the innermost container, which must be an array.
