@@ -20,32 +20,50 @@
 /// people and logs. Reasons never contain key material, and text an attacker
 /// chose is escaped (``SafeText``) before it is stored.
 public struct TokenMintError: Error, Hashable, CustomStringConvertible, Sendable {
+    /// Everything lives in one reference, as in `CertificateError`: the error
+    /// is one word wide, so the typed throws of the hot parse and verify
+    /// paths carry almost nothing when nothing fails.
+    private final class Backing: Sendable {
+        let code: Code
+        let reason: String
+        let offset: Int?
+        let underlying: (any Error)?
+        let file: String
+        let line: UInt
+
+        init(code: Code, reason: String, offset: Int?, underlying: (any Error)?, file: String, line: UInt) {
+            self.code = code
+            self.reason = reason
+            self.offset = offset
+            self.underlying = underlying
+            self.file = file
+            self.line = line
+        }
+    }
+
+    private let backing: Backing
+
     /// The kind of failure.
-    public let code: Code
+    public var code: Code { backing.code }
     /// What went wrong, in words.
-    public let reason: String
+    public var reason: String { backing.reason }
     /// For parse errors, the zero-based byte offset in the input where the
     /// problem was found; `nil` otherwise.
-    public let offset: Int?
+    public var offset: Int? { backing.offset }
     /// The error that caused this one (a store failure under a payment
     /// error, a libcrypto failure under a JOSE one), when there was one.
-    public let underlying: (any Error)?
+    public var underlying: (any Error)? { backing.underlying }
     /// The source file that raised the error.
-    public let file: String
+    public var file: String { backing.file }
     /// The source line that raised the error.
-    public let line: UInt
+    public var line: UInt { backing.line }
 
     /// Creates an error. `reason` is escaped (``SafeText``) before it is stored.
     public init(
         _ code: Code, _ reason: String, offset: Int? = nil, underlying: (any Error)? = nil,
         file: String = #fileID, line: UInt = #line
     ) {
-        self.code = code
-        self.reason = SafeText.escaped(reason)
-        self.offset = offset
-        self.underlying = underlying
-        self.file = file
-        self.line = line
+        self.backing = Backing(code: code, reason: SafeText.escaped(reason), offset: offset, underlying: underlying, file: file, line: line)
     }
 
     /// `<domain>.<name>[ (<number>)][ at byte <offset>]: <reason>`.
