@@ -15,6 +15,7 @@ let package = Package(
         .executableTarget(
             name: "cash-desk",
             dependencies: [
+                .product(name: "TokenMintCore", package: "TokenMint"),
                 .product(name: "TokenMintPay", package: "TokenMint"),
                 .product(name: "TokenMintStore", package: "TokenMint"),
                 .product(name: "TokenMintCrypto", package: "TokenMint"),

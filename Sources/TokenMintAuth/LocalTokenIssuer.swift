@@ -55,12 +55,12 @@ public actor LocalTokenIssuer {
                 else { return (current, nil, nil) }
                 return (current, previous, time)
             }
-        } catch { throw TokenMintError(.auth.internalFailure, "cannot read the signing key: \(error)") }
+        } catch { throw TokenMintError(.auth.internalFailure, "cannot read the signing key: \(error)", underlying: error) }
         do {
             self.keyRing = try JWTKeyRing(signingKey: try Self.signingJWK(seeds.previous ?? seeds.current), type: "at+jwt")
             if seeds.previous != nil { try keyRing.rotate(to: try Self.signingJWK(seeds.current)) }
             self.previousKeyUntil = seeds.until
-        } catch { throw TokenMintError(.auth.internalFailure, "cannot use the signing key: \(error)") }
+        } catch { throw TokenMintError(.auth.internalFailure, "cannot use the signing key: \(error)", underlying: error) }
         self.store = store
         self.issuer = issuer
         self.audience = audience
@@ -92,7 +92,7 @@ public actor LocalTokenIssuer {
     public func rotateSigningKey() throws(TokenMintError) -> String {
         let fresh = SecureBytes(randomCount: 32)
         let jwk: JWK
-        do { jwk = try Self.signingJWK(fresh) } catch { throw TokenMintError(.auth.internalFailure, "cannot use the new signing key: \(error)") }
+        do { jwk = try Self.signingJWK(fresh) } catch { throw TokenMintError(.auth.internalFailure, "cannot use the new signing key: \(error)", underlying: error) }
         let until = clock() + accessLifetime
         try transaction { tx in
             guard let current = try tx.secret(Self.signingKeyName) else { throw TokenMintError(.auth.internalFailure, "the signing key is gone") }
@@ -100,7 +100,7 @@ public actor LocalTokenIssuer {
             try tx.setValue(Self.previousKeyUntilName, Array(String(until).utf8))
             try tx.setSecret(Self.signingKeyName, fresh)
         }
-        do { try keyRing.rotate(to: jwk) } catch { throw TokenMintError(.auth.internalFailure, "cannot rotate: \(error)") }
+        do { try keyRing.rotate(to: jwk) } catch { throw TokenMintError(.auth.internalFailure, "cannot rotate: \(error)", underlying: error) }
         retireVerificationKeys(keeping: 2)  // the new key and the one it replaced
         previousKeyUntil = until
         logger.info("signing key rotated", metadata: ["kid": "\(jwk.keyID ?? "")", "previous_until": "\(until)"])
@@ -145,7 +145,7 @@ public actor LocalTokenIssuer {
         for member in extra { claims.additional.set(member.name, member.value) }
         logger.info("access token", metadata: ["account": "\(account)", "client_id": "\(clientID)", "jti": "\(claims.jwtID ?? "")",
                                                "scope": "\(scopes.joined(separator: " "))", "exp": "\(now + lifetime)"])
-        do { return (try keyRing.sign(claims), now + lifetime) } catch { throw TokenMintError(.auth.internalFailure, "signing failed: \(error.code)") }
+        do { return (try keyRing.sign(claims), now + lifetime) } catch { throw TokenMintError(.auth.internalFailure, "signing failed: \(error.code)", underlying: error) }
     }
 
     /// Issues an account token (access + refresh) for `account`.
@@ -306,7 +306,7 @@ public actor LocalTokenIssuer {
         var validation = JWTValidation.accessToken(issuer: issuer, audience: audience)
         validation.clock = clock
         do { return try JWTVerifier(keys: keyRing.verificationKeys, validation: validation).verify(accessToken) } catch {
-            throw TokenMintError(.auth.accessTokenInvalid, "\(error.code)")
+            throw TokenMintError(.auth.accessTokenInvalid, "\(error.code)", underlying: error)
         }
     }
 }

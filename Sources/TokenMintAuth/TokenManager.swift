@@ -3,26 +3,6 @@ public import TokenMintStore
 import TokenMintCrypto
 public import Foundation
 
-/// The iZettle SDK 3.0 provider shape.
-public protocol AuthorizationProvider: Sendable {
-    /// Signs an account in; the token is stored and kept refreshed.
-    func authorizeAccount() async throws -> OAuthToken
-    /// A step-up for `uuid`: an elevated token, stored, never refreshed.
-    func verifyAccount(uuid: UUID) async throws -> OAuthToken
-    /// Rotates an account token's refresh token.
-    func refresh(_ token: OAuthToken) async throws -> OAuthToken
-}
-
-/// The observable authorization state.
-public enum AuthState: Sendable, Hashable {
-    /// No account.
-    case signedOut
-    /// An account is signed in.
-    case authorized(account: String)
-    /// An elevated token is valid until the given time (seconds since the epoch).
-    case elevated(account: String, until: Int64)
-}
-
 /// Keeps the account token (sealed in the store) fresh, stores elevated
 /// tokens without refreshing them, publishes the state, and logs out.
 public actor TokenManager {
@@ -68,14 +48,14 @@ public actor TokenManager {
             try store.transaction { tx in
                 if let token { try tx.setSecret(name, SecureBytes(try JSONEncoder().encode(token))) } else { try tx.remove(name) }
             }
-        } catch { throw TokenMintError(.auth.internalFailure, "the token store failed") }
+        } catch { throw TokenMintError(.auth.internalFailure, "the token store failed", underlying: error) }
     }
 
     func load(_ name: String) throws(TokenMintError) -> OAuthToken? {
         do {
             guard let sealed = try store.transaction({ tx in try tx.secret(name) }) else { return nil }
             return try sealed.withUnsafeBytes { try JSONDecoder().decode(OAuthToken.self, from: Data($0)) }
-        } catch { throw TokenMintError(.auth.internalFailure, "the token store failed") }
+        } catch { throw TokenMintError(.auth.internalFailure, "the token store failed", underlying: error) }
     }
 
     /// Signs in through the provider.

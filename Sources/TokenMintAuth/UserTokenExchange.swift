@@ -4,43 +4,6 @@ public import TokenMintStore
 import Foundation
 public import Logging
 
-/// An OAuth authorization code (IFTTT ConnectSDK). A distinct type, so a code,
-/// a user token and a service key cannot be mixed up.
-public struct OAuthCode: Sendable, Hashable, Codable {
-    /// The code.
-    public let value: String
-    /// A code.
-    public init(_ value: String) { self.value = value }
-}
-
-/// A user token: scoped to one user, opaque.
-public struct UserToken: Sendable, Hashable, Codable {
-    /// The token.
-    public let value: String
-    /// A token.
-    public init(_ value: String) { self.value = value }
-}
-
-/// An invite code.
-public struct InviteCode: Sendable, Hashable, Codable {
-    /// The code.
-    public let value: String
-    /// A code.
-    public init(_ value: String) { self.value = value }
-}
-
-/// What a client app provides (IFTTT's credential provider). Client types are
-/// `Codable` so that they can be shipped; ``ServiceKey`` is not, so no client
-/// type can hold one.
-public protocol CredentialProvider: Codable, Sendable {
-    /// The OAuth code.
-    var oauthCode: OAuthCode { get }
-    /// The user token, once exchanged.
-    var userToken: UserToken? { get }
-    /// An invite code, if any.
-    var inviteCode: InviteCode? { get }
-}
-
 /// The server-side exchange: `(userId, accessToken)` presented with the
 /// service key → `{"type":"user_token","user_token":…}`.
 ///
@@ -97,7 +60,7 @@ public actor UserTokenExchange {
                 try tx.setValue(UserTokenExchange.name(token), Array("\(generation)|\(userID)".utf8))
             }
         } catch {
-            throw TokenMintError(.auth.internalFailure, "the store failed")
+            throw TokenMintError(.auth.internalFailure, "the store failed", underlying: error)
         }
         logger.info("user token issued", metadata: ["user": "\(userID)"])
         let data = try JSONSerialization.data(withJSONObject: ["type": "user_token", "user_token": token], options: [.sortedKeys])

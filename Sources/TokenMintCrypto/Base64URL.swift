@@ -96,7 +96,7 @@ public enum Base64URL {
     }
 
     /// Decodes base64url text strictly.
-    /// - Throws: `TokenMintError.invalidEncoding` for anything that is not the
+    /// - Throws: `.crypto.invalidEncoding` for anything that is not the
     ///   canonical encoding of some byte string in the chosen padding mode.
     public static func decode(_ text: some StringProtocol, padding: Padding = .none) throws(TokenMintError) -> [UInt8] {
         try Array(text.utf8).withContiguousBytes(throwing: { utf8 throws(TokenMintError) in

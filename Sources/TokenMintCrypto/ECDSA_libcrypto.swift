@@ -70,11 +70,10 @@ extension ECDSA.PrivateKey {
 
     /// The private scalar d, big-endian, padded to the order's size.
     func openSSLPrivateScalar() throws(TokenMintError) -> SecureBytes {
-        guard let d = key.pkey.bignumParameter(OSSL_PKEY_PARAM_PRIV_KEY) else {
+        guard let d = key.pkey.secretParameter(OSSL_PKEY_PARAM_PRIV_KEY, paddedTo: curve.scalarByteCount) else {
             throw OpenSSL.failure("cannot read the private scalar")
         }
-        let padded = [UInt8](repeating: 0, count: max(0, curve.scalarByteCount - d.count)) + d
-        return SecureBytes(padded)
+        return d
     }
 
     /// PKCS#8 (`PrivateKeyInfo`) or, with `sec1`, SEC1 in PEM or DER.
@@ -209,6 +208,7 @@ final class ECKeyPair: @unchecked Sendable {
 
         // x = int2octets(d); h = bits2octets(H(m)).
         var x = [UInt8](repeating: 0, count: rlen)
+        defer { OPENSSL_cleanse(&x, x.count) }
         guard BN_bn2binpad(d, &x, Int32(rlen)) == Int32(rlen) else { throw OpenSSL.failure("BN_bn2binpad") }
         var h = try bits2octets(digest, order: order, qlen: qlen, rlen: rlen, context: bnContext)
         var v = [UInt8](repeating: 0x01, count: hlen)
@@ -221,13 +221,14 @@ final class ECKeyPair: @unchecked Sendable {
         var t = [UInt8]()
         t.reserveCapacity(rlen + hlen)
         defer {
-            OPENSSL_cleanse(&x, x.count)
             OPENSSL_cleanse(&h, h.count)
             OPENSSL_cleanse(&v, v.count)
             OPENSSL_cleanse(&k, k.count)
             OPENSSL_cleanse(&scratch, scratch.count)
-            input.withUnsafeMutableBufferPointer { OPENSSL_cleanse($0.baseAddress, $0.count) }
-            t.withUnsafeMutableBufferPointer { OPENSSL_cleanse($0.baseAddress, $0.count) }
+            // The whole reserved capacity, not only the current count: a
+            // shorter last step leaves x‖h in the spare bytes.
+            ECKeyPair.wipeCapacity(&input)
+            ECKeyPair.wipeCapacity(&t)
         }
         /// k = HMAC_k(V || separator [|| x || h]), then V = HMAC_k(V).
         func step(_ separator: UInt8, withSeed: Bool) throws(TokenMintError) {
@@ -299,6 +300,14 @@ final class ECKeyPair: @unchecked Sendable {
             let sBytes = BigNum.bytes(sigS, paddedTo: curve.scalarByteCount)
         else { throw OpenSSL.failure("ECDSA_SIG_get0") }
         return try ECDSA.Signature(curve: curve, r: rBytes, s: sBytes)
+    }
+
+    /// Zeroes every byte `buffer` has reserved, in place (it is filled to its
+    /// capacity with zeros, which writes over the spare bytes, then emptied).
+    static func wipeCapacity(_ buffer: inout [UInt8]) {
+        buffer.append(contentsOf: repeatElement(0, count: buffer.capacity - buffer.count))
+        OPENSSL_cleanse(&buffer, buffer.count)
+        buffer.removeAll(keepingCapacity: true)
     }
 
     /// HMAC for the DRBG. The key changes at every step, so a keyed template

@@ -27,12 +27,12 @@ public struct HMACKey: Sendable, Equatable, CustomStringConvertible {
     public static func == (lhs: HMACKey, rhs: HMACKey) -> Bool { lhs.hash == rhs.hash && lhs.bytes == rhs.bytes }
 
     /// Wraps existing key bytes.
-    /// - Throws: `TokenMintError.invalidKeySize` when the key is shorter than the
+    /// - Throws: `.crypto.invalidKeySize` when the key is shorter than the
     ///   hash output, `unsupportedAlgorithm` for SHA-1.
     public init(_ key: some DataProtocol, hash: HashFunction) throws(TokenMintError) {
         guard hash.isAllowedForSigning else { throw TokenMintError(.crypto.unsupportedAlgorithm, "HMAC keys for \(hash.name) are offered for verification only") }
         guard key.count >= hash.digestSize else {
-            throw TokenMintError(.crypto.invalidKeySize, 
+            throw TokenMintError(.crypto.invalidKeySize,
                 "HMAC-\(hash.name) key must be at least \(hash.digestSize) bytes, got \(key.count)")
         }
         try self.init(allowingShortKey: key, hash: hash)

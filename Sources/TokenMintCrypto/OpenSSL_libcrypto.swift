@@ -63,8 +63,8 @@ final class PKey: @unchecked Sendable {
 
     var hasPrivateKey: Bool {
         // A public-only key has no "priv" parameter to report.
-        if typeName == "EC" { return bignumParameter(OSSL_PKEY_PARAM_PRIV_KEY) != nil }
-        if typeName == "RSA" || typeName == "RSA-PSS" { return bignumParameter(OSSL_PKEY_PARAM_RSA_D) != nil }
+        if typeName == "EC" { return hasParameter(OSSL_PKEY_PARAM_PRIV_KEY) }
+        if typeName == "RSA" || typeName == "RSA-PSS" { return hasParameter(OSSL_PKEY_PARAM_RSA_D) }
         var length = 0
         return EVP_PKEY_get_raw_private_key(pointer, nil, &length) == 1 && length > 0
     }
@@ -225,13 +225,36 @@ final class PKey: @unchecked Sendable {
 
     /// A big-endian unsigned parameter, or nil when the key has none.
     func bignumParameter(_ name: UnsafePointer<CChar>) -> [UInt8]? {
+        withBignumParameter(name) { BigNum.bytes($0) } ?? nil
+    }
+
+    /// A secret BIGNUM parameter (d, a prime, a CRT value), big-endian and
+    /// left-padded to `width` bytes, written straight into zeroing memory.
+    func secretParameter(_ name: UnsafePointer<CChar>, paddedTo width: Int = 0) -> SecureBytes? {
+        withBignumParameter(name) { bn -> SecureBytes? in
+            let count = max(width, Int((BN_num_bits(bn) + 7) / 8))
+            var ok = false
+            let bytes = SecureBytes(count: count) { out in
+                ok = BN_bn2binpad(bn, out.bytes, Int32(count)) == Int32(count)
+            }
+            return ok ? bytes : nil
+        } ?? nil
+    }
+
+    /// Whether the key holds the BIGNUM parameter `name`; its value is never copied out.
+    func hasParameter(_ name: UnsafePointer<CChar>) -> Bool {
+        withBignumParameter(name) { _ in true } ?? false
+    }
+
+    /// Calls `body` with the parameter as a BIGNUM, cleared and freed afterwards; nil when absent.
+    private func withBignumParameter<R>(_ name: UnsafePointer<CChar>, _ body: (OpaquePointer) -> R) -> R? {
         var bn: OpaquePointer? = nil
         guard EVP_PKEY_get_bn_param(pointer, name, &bn) == 1, let bn else {
             OpenSSL.clearErrors()
             return nil
         }
         defer { BN_clear_free(bn) }
-        return BigNum.bytes(bn)
+        return body(bn)
     }
 
     func octetParameter(_ name: UnsafePointer<CChar>) -> [UInt8]? {

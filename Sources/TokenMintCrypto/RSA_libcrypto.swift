@@ -61,7 +61,7 @@ extension RSA.PrivateKey {
 
     /// The components, private ones in zeroing memory.
     func openSSLComponents() -> RSA.Components {
-        func secret(_ name: String) -> SecureBytes? { pkey.bignumParameter(name).map { SecureBytes($0) } }
+        func secret(_ name: String) -> SecureBytes? { pkey.secretParameter(name) }
         var c = publicKey.components
         c.d = secret("d")
         c.p = secret("rsa-factor1")

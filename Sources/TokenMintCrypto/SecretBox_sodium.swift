@@ -7,7 +7,7 @@ internal import CSodium
 extension XChaCha20Poly1305 {
     /// `crypto_aead_xchacha20poly1305_ietf_encrypt` with a random nonce:
     /// `nonce ‖ ciphertext ‖ tag`. The caller has checked the key length.
-    static func sodiumSeal(_ message: [UInt8], key: SecureBytes, associatedData ad: [UInt8]) throws(TokenMintError) -> [UInt8] {
+    static func sodiumSeal(_ message: UnsafeRawBufferPointer, key: SecureBytes, associatedData ad: [UInt8]) throws(TokenMintError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: message.count + overhead)
         out.withUnsafeMutableBytes { SecureRandom.fill(UnsafeMutableRawBufferPointer(rebasing: $0[0..<24])) }
         var length: UInt64 = 0
@@ -15,7 +15,7 @@ extension XChaCha20Poly1305 {
             out.withUnsafeMutableBufferPointer { buffer -> Int32 in
                 guard let base = buffer.baseAddress else { return -1 }
                 return crypto_aead_xchacha20poly1305_ietf_encrypt(
-                    base + 24, &length, message, UInt64(message.count), ad, UInt64(ad.count), nil, base, k.bytes)
+                    base + 24, &length, message.bytes, UInt64(message.count), ad, UInt64(ad.count), nil, base, k.bytes)
             }
         }
         guard status == 0 else { throw TokenMintError(.crypto.libraryFailure, "XChaCha20-Poly1305 encryption failed") }

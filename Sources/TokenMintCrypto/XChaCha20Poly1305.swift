@@ -21,7 +21,17 @@ public enum XChaCha20Poly1305 {
     public static func seal(_ plaintext: some DataProtocol, key: SecureBytes, associatedData: some DataProtocol) throws(TokenMintError) -> [UInt8] {
         try Sodium.ensure()
         guard key.count == keyByteCount else { throw TokenMintError(.crypto.invalidKeySize, "XChaCha20-Poly1305 keys are 32 bytes") }
-        return try sodiumSeal(Array(plaintext), key: key, associatedData: Array(associatedData))
+        let ad = Array(associatedData)
+        return try plaintext.withContiguousBytes(throwing: { (message) throws(TokenMintError) in try sodiumSeal(message, key: key, associatedData: ad) })
+    }
+
+    /// Seals a secret, read in place from its zeroing memory (no copy of it
+    /// is made on the way to libsodium).
+    public static func seal(_ plaintext: SecureBytes, key: SecureBytes, associatedData: some DataProtocol) throws(TokenMintError) -> [UInt8] {
+        try Sodium.ensure()
+        guard key.count == keyByteCount else { throw TokenMintError(.crypto.invalidKeySize, "XChaCha20-Poly1305 keys are 32 bytes") }
+        let ad = Array(associatedData)
+        return try plaintext.withUnsafeBytes { (message) throws(TokenMintError) in try sodiumSeal(message, key: key, associatedData: ad) }
     }
 
     /// The plaintext of `sealed`, or an error when it was not sealed with this

@@ -5,7 +5,7 @@ import TokenMintCrypto
 enum B64 {
     static func decode(_ text: some StringProtocol, _ what: @autoclosure () -> String) throws(TokenMintError) -> [UInt8] {
         do { return try Base64URL.decode(text, padding: .none) } catch {
-            throw TokenMintError(.jose.invalidBase64URL, "\(what()) is not canonical unpadded base64url")
+            throw TokenMintError(.jose.invalidBase64URL, "\(what()) is not canonical unpadded base64url", underlying: error)
         }
     }
 
@@ -13,7 +13,7 @@ enum B64 {
     /// the constant-time one that key material goes through.
     static func decode(_ utf8: UnsafeRawBufferPointer, _ what: @autoclosure () -> String) throws(TokenMintError) -> [UInt8] {
         do { return try Base64URL.decodePublic(utf8) } catch {
-            throw TokenMintError(.jose.invalidBase64URL, "\(what()) is not canonical unpadded base64url")
+            throw TokenMintError(.jose.invalidBase64URL, "\(what()) is not canonical unpadded base64url", underlying: error)
         }
     }
 

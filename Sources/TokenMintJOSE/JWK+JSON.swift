@@ -20,7 +20,7 @@ extension JWK {
     public init(jsonBytes: [UInt8]) throws(TokenMintError) {
         let value: JSONValue
         do { value = try JSONParser.parse(jsonBytes, limits: JWK.jsonLimits) } catch {
-            throw TokenMintError(.jose.invalidJSON, "JWK: \(error)")
+            throw TokenMintError(.jose.invalidJSON, "JWK: \(error)", underlying: error)
         }
         guard let object = value.objectValue else { throw .key("a JWK must be a JSON object") }
         try self.init(object: object)

@@ -20,7 +20,7 @@ extension JWK {
                 throw TokenMintError(.crypto.invalidKey, "a public key cannot sign")
             }
         } catch {
-            throw TokenMintError(.jose.signingFailed, "\(algorithm) signing failed: \(error.reason)")
+            throw TokenMintError(.jose.signingFailed, "\(algorithm) signing failed: \(error.reason)", underlying: error)
         }
     }
 

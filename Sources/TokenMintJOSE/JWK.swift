@@ -48,7 +48,7 @@ public struct JWK: Sendable, CustomStringConvertible {
             self.bytes = bytes
             var keys: [HMACKey] = []
             for hash in [HashFunction.sha256, .sha384, .sha512] {
-                if let key = try? bytes.withUnsafeBytes({ b throws(TokenMintError) in try HMACKey(Array(b), hash: hash) }) {
+                if let key = try? bytes.withUnsafeBytes({ b throws(TokenMintError) in try HMACKey(b, hash: hash) }) {
                     keys.append(key)
                 }
             }
@@ -154,7 +154,7 @@ public struct JWK: Sendable, CustomStringConvertible {
     public static func generate(for algorithm: JWSAlgorithm, keyID: String? = nil) throws(TokenMintError) -> JWK {
         func crypto<T>(_ body: () throws(TokenMintError) -> T) throws(TokenMintError) -> T {
             do throws(TokenMintError) { return try body() } catch {
-                throw TokenMintError(.jose.signingFailed, "key generation failed: \(error.reason)")
+                throw TokenMintError(.jose.signingFailed, "key generation failed: \(error.reason)", underlying: error)
             }
         }
         switch algorithm {

@@ -41,7 +41,7 @@ public struct JWKSet: Sendable {
         limits.maximumDepth = 5
         let value: JSONValue
         do { value = try JSONParser.parse(Array(json.utf8), limits: limits) } catch {
-            throw TokenMintError(.jose.invalidJSON, "JWK Set: \(error)")
+            throw TokenMintError(.jose.invalidJSON, "JWK Set: \(error)", underlying: error)
         }
         guard let array = value.objectValue?["keys"]?.arrayValue else {
             throw TokenMintError.key("a JWK Set is an object with a \"keys\" array")

@@ -97,7 +97,7 @@ public struct JWSVerifier: Sendable {
         let json = try B64.decode(segment, "protected header")
         let value: JSONValue
         do { value = try JSONParser.parse(json, limits: policy.headerLimits) } catch {
-            throw TokenMintError(.jose.invalidJSON, "protected header: \(error)")
+            throw TokenMintError(.jose.invalidJSON, "protected header: \(error)", underlying: error)
         }
         guard let object = value.objectValue else { throw .header("the protected header is not a JSON object") }
         return object

@@ -21,7 +21,7 @@ public struct JWTValidation: Sendable {
     public var type: String?
     /// Clock skew allowed on `exp`, `nbf` and `iat`, in seconds: 0…600
     /// (``maximumLeeway``). A value outside that range is refused with
-    /// `TokenMintError.invalidConfiguration` when a token is verified; it is never
+    /// `.jose.invalidConfiguration` when a token is verified; it is never
     /// clamped silently.
     public var leeway: Int64 = 0
     /// The largest ``leeway`` a verifier accepts: ten minutes.
@@ -29,7 +29,7 @@ public struct JWTValidation: Sendable {
     /// Claims that must be present.
     public var requiredClaims: Set<String> = ["exp"]
     /// Refuse tokens issued more than this many seconds ago (needs `iat`);
-    /// 0 or more, else `TokenMintError.invalidConfiguration`.
+    /// 0 or more, else `.jose.invalidConfiguration`.
     public var maximumAge: Int64?
     /// The current time in seconds since the epoch (injectable for tests).
     public var clock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }

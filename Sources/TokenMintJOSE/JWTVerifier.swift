@@ -27,7 +27,7 @@ public struct JWTVerifier: Sendable {
         let jws = try verifier.verify(compact: token)
         let value: JSONValue
         do { value = try JSONParser.parse(jws.payload, limits: verifier.policy.claimsLimits) } catch {
-            throw TokenMintError(.jose.invalidJSON, "claims: \(error)")
+            throw TokenMintError(.jose.invalidJSON, "claims: \(error)", underlying: error)
         }
         guard let object = value.objectValue else { throw TokenMintError.claim("the JWT payload is not a JSON object") }
         let claims = try JWTClaims(object: object)

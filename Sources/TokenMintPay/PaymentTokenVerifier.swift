@@ -2,16 +2,6 @@ public import TokenMintCore
 import TokenMintCrypto
 import TokenMintStore
 
-/// A payment token that verified.
-public struct VerifiedPaymentToken: Sendable {
-    /// The token.
-    public let token: PaymentToken
-    /// The enrolment it was checked against.
-    public let enrolment: EnrolmentToken
-    /// Whether the device minted it offline (`off.` unsigned part).
-    public var isOffline: Bool { token.unsignedPart.hasPrefix("off.") }
-}
-
 /// The cash-desk / backend side: checks a payment token's form, its Ed25519
 /// signature with the enrolled device key, its age, that it is used once, and
 /// that it uses up its slot once: an offline token's counter value, or (when
@@ -65,7 +55,7 @@ public struct PaymentTokenVerifier: Sendable {
     /// same reference ID is refused).
     public func enrol(_ enrolment: EnrolmentToken) async throws(TokenMintError) {
         do { try await store.enrolDevice(Self.deviceID(of: enrolment), record: Array(enrolment.description.utf8)) } catch {
-            throw TokenMintError(error.code == .store.conflict ? .pay.enrollmentError : .pay.storeFailure, "enrolment: \(error.description)")
+            throw TokenMintError(error.code == .store.conflict ? .pay.enrollmentError : .pay.storeFailure, "enrolment: \(error.description)", underlying: error)
         }
     }
 
@@ -85,7 +75,7 @@ public struct PaymentTokenVerifier: Sendable {
         let notAfter = try deadline(window)
         do { return try await store.grantOfflineAllowance(deviceID, count: count, notAfter: notAfter) } catch {
             throw TokenMintError(error.code == .store.notFound ? .pay.deviceNotEnrolled : error.code == .store.invalidArgument ? .pay.invalidConfiguration : .pay.storeFailure,
-                                     "grant: \(error.description)")
+                                     "grant: \(error.description)", underlying: error)
         }
     }
 
@@ -100,7 +90,7 @@ public struct PaymentTokenVerifier: Sendable {
         let notAfter = try deadline(window)
         let part = "on.\(paymentMeansID).\(Base64URL.encode(SecureRandom.bytes(count: 16)))"
         do { try await store.issueOnlinePart(deviceID, part: part, notAfter: notAfter) } catch {
-            throw TokenMintError(error.code == .store.notFound ? .pay.deviceNotEnrolled : .pay.storeFailure, "issue: \(error.description)")
+            throw TokenMintError(error.code == .store.notFound ? .pay.deviceNotEnrolled : .pay.storeFailure, "issue: \(error.description)", underlying: error)
         }
         return part
     }
@@ -110,7 +100,7 @@ public struct PaymentTokenVerifier: Sendable {
     public func verify(_ text: String, deviceID: String, attempt: String? = nil) async throws(TokenMintError) -> VerifiedPaymentToken {
         let record: [UInt8]?
         do { record = try await store.deviceRecord(deviceID) } catch {
-            throw TokenMintError(.pay.storeFailure, "device lookup: \(error.description)")
+            throw TokenMintError(.pay.storeFailure, "device lookup: \(error.description)", underlying: error)
         }
         guard let record else { throw TokenMintError(.pay.deviceNotEnrolled, "device \(deviceID) is not enrolled") }
         let enrolment = try EnrolmentToken(parsing: String(decoding: record, as: UTF8.self), allowLegacyTenant: true)
@@ -138,7 +128,7 @@ public struct PaymentTokenVerifier: Sendable {
             if requiresOfflineGrant {
                 let grant: OfflineGrant?
                 do { grant = try await store.offlineGrant(deviceID, containing: counter) } catch {
-                    throw TokenMintError(.pay.storeFailure, "grant lookup: \(error.description)")
+                    throw TokenMintError(.pay.storeFailure, "grant lookup: \(error.description)", underlying: error)
                 }
                 guard let grant else { throw TokenMintError(.pay.offlineTokenLimitReached, "offline counter \(counter) was never granted to this device") }
                 guard verified.token.epochSeconds <= grant.notAfter else {
@@ -150,7 +140,7 @@ public struct PaymentTokenVerifier: Sendable {
             let part = verified.token.unsignedPart
             let notAfter: Int64?
             do { notAfter = try await store.onlinePart(deviceID, part: part) } catch {
-                throw TokenMintError(.pay.storeFailure, "issued-part lookup: \(error.description)")
+                throw TokenMintError(.pay.storeFailure, "issued-part lookup: \(error.description)", underlying: error)
             }
             guard let notAfter else { throw TokenMintError(.pay.notIssued, "this unsigned part was never issued to this device") }
             guard verified.token.epochSeconds <= notAfter else {
@@ -162,7 +152,7 @@ public struct PaymentTokenVerifier: Sendable {
         let attemptKey = attempt.map { HashFunction.sha256.hash(Array($0.utf8)) }
         let expiresAt = TimeArithmetic.adding(verified.token.epochSeconds, lifetime + skew)
         do { first = try await store.recordOnce(identifier, expiresAt: expiresAt, attempt: attemptKey, spending: slot) } catch {
-            throw TokenMintError(.pay.storeFailure, "the replay ledger failed: \(error.description)")
+            throw TokenMintError(.pay.storeFailure, "the replay ledger failed: \(error.description)", underlying: error)
         }
         guard first else {
             throw TokenMintError(.pay.replayedToken, slot == nil

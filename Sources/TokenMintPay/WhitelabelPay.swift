@@ -4,18 +4,6 @@ public import TokenMintStore
 import Foundation
 import Logging
 
-/// The device's enrolment state.
-public enum WhitelabelPayState: String, Sendable, Hashable, CaseIterable {
-    /// Not enrolled.
-    case inactive
-    /// Enrolment token created, not yet accepted by the backend.
-    case onboarding
-    /// Accepted by the backend; waiting for the `enrolment-succeeded.v1` push.
-    case activating
-    /// Enrolled: payment tokens can be minted.
-    case active
-}
-
 /// The WhitelabelPay device SDK surface on Linux: enrolment, payment means,
 /// payment tokens online and offline within a durable quota, monitoring,
 /// push handling, reset and log export.
@@ -118,7 +106,7 @@ public actor WhitelabelPay {
     static func loadRecord(_ tx: any StoreTransaction, store: any KeyValueStore) throws -> DeviceRecord? {
         let sealed: SecureBytes?
         do { sealed = try tx.secret(Name.device) } catch {
-            throw TokenMintError(.pay.tampered, "the device state does not open with the master key: it was edited or damaged")
+            throw TokenMintError(.pay.tampered, "the device state does not open with the master key: it was edited or damaged", underlying: error)
         }
         guard let sealed else { return nil }
         guard let record = sealed.withUnsafeBytes({ DeviceRecord(encoded: $0) }) else {
@@ -193,9 +181,12 @@ public actor WhitelabelPay {
         }
     }
 
-    func learnServerTime(_ serverTime: Int64) throws(TokenMintError) {
+    /// Stores the offset of the server's clock and returns it.
+    @discardableResult
+    func learnServerTime(_ serverTime: Int64) throws(TokenMintError) -> Int64 {
         let offset = TimeArithmetic.subtracting(serverTime, clock.now())
         try update { record, _ in record.serverOffset = offset }
+        return offset
     }
 
     // MARK: Enrolment
@@ -245,7 +236,7 @@ public actor WhitelabelPay {
 
     static func makeKey(_ seed: SecureBytes) throws(TokenMintError) -> Ed25519.PrivateKey {
         do { return try Ed25519.PrivateKey(rawRepresentation: seed) } catch {
-            throw TokenMintError(.pay.tampered, "the stored device key is unusable")
+            throw TokenMintError(.pay.tampered, "the stored device key is unusable", underlying: error)
         }
     }
 
@@ -299,16 +290,20 @@ public actor WhitelabelPay {
     /// Calls the backend. A backend that no longer knows this enrolment
     /// throws `invalidEnrolmentInstance`: the device is wiped, as the SDK
     /// does, and that error reaches the caller. Other payment errors pass
-    /// unchanged; any other failure becomes `code`, keeping its cause.
+    /// unchanged when `keepingPaymentErrors`; any other failure becomes
+    /// `code`, keeping its cause.
     func backendCall<T: Sendable>(
-        _ code: TokenMintError.Code, _ reason: String, _ body: () async throws -> T
+        _ code: TokenMintError.Code, _ reason: String, keepingPaymentErrors: Bool = true, _ body: () async throws -> T
     ) async throws(TokenMintError) -> T {
         do {
             return try await body()
         } catch {
-            let failure = TokenMintError.wrap(error, as: code, "\(reason): \(error)")
-            if failure.code == .pay.invalidEnrolmentInstance { try reset() }
-            throw failure
+            if let failure = error as? TokenMintError, failure.code == .pay.invalidEnrolmentInstance {
+                try reset()
+                throw failure
+            }
+            if !keepingPaymentErrors { throw TokenMintError(code, "\(reason): \(error)", underlying: error) }
+            throw TokenMintError.wrap(error, as: code, "\(reason): \(error)")
         }
     }
 
@@ -341,7 +336,7 @@ public actor WhitelabelPay {
         guard let index = list.firstIndex(where: { $0.id == id }) else {
             throw TokenMintError(.pay.failureToRetrievePaymentMeans, "no payment means \(id)")
         }
-        try await backendCall(.pay.failureToRetrievePaymentMeans, "the backend refused") { try await backend.deactivate(paymentMeansID: id) }
+        try await backendCall(.pay.failureToRetrievePaymentMeans, "the backend refused", keepingPaymentErrors: false) { try await backend.deactivate(paymentMeansID: id) }
         list[index].isActive = false
         try saveMeans(list)
     }
@@ -417,8 +412,9 @@ public actor WhitelabelPay {
         let (key, means) = (plan.key, plan.means)
         let unsigned: String
         // Offline, the quota and the server-time offset come from the one
-        // minting transaction; online, the time is read after the backend's answer.
-        var offset: Int64?
+        // minting transaction; online, the offset is the one the backend's
+        // answer just taught.
+        let offset: Int64
         if let slot = plan.offline {
             offset = slot.serverOffset
             unsigned = "off.\(means.id).\(slot.sequence).\(B64.random(9))"
@@ -427,15 +423,14 @@ public actor WhitelabelPay {
             let issued = try await backendCall(.pay.failureToRetrievePaymentToken, "the backend did not issue a token") {
                 try await backend.issueUnsignedToken(paymentMeansID: means.id)
             }
-            try learnServerTime(issued.serverTime)
+            offset = try learnServerTime(issued.serverTime)
             unsigned = issued.unsigned
             guard !unsigned.isEmpty, unsigned.utf8.count <= 256, unsigned.utf8.allSatisfy(WhitelabelPayFormat.isTokenCharacter) else {
                 throw TokenMintError(.pay.failureToRetrievePaymentToken, "the backend issued a malformed unsigned part")
             }
             logger.info("minted online")
         }
-        let epoch: Int64
-        if let offset { epoch = TimeArithmetic.adding(clock.now(), offset) } else { epoch = try serverTime }
+        let epoch = TimeArithmetic.adding(clock.now(), offset)
         let token = PaymentToken.sign(unsigned, at: epoch, with: key)
         currentToken = token
         return token
@@ -534,7 +529,7 @@ public actor WhitelabelPay {
         cachedKey = nil
         cachedMeans = nil
         cachedState = nil
-        do { try store.reset() } catch { throw TokenMintError(.pay.storeFailure, error.description) }
+        do { try store.reset() } catch { throw TokenMintError(.pay.storeFailure, error.description, underlying: error) }
         logger.info("reset")
     }
 

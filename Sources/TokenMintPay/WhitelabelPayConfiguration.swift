@@ -49,8 +49,8 @@ public struct WhitelabelPayConfiguration: Sendable {
             throw TokenMintError(.pay.invalidConfiguration, "tokenLifetime must be 30 s to 1 day")
         }
         if let authorizedParty {
-            guard (1...255).contains(authorizedParty.utf8.count), authorizedParty.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
-                throw TokenMintError(.pay.invalidConfiguration, "authorizedParty must be 1 to 255 visible ASCII characters")
+            guard (1...255).contains(authorizedParty.utf8.count), authorizedParty.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7F }) else {
+                throw TokenMintError(.pay.invalidConfiguration, "authorizedParty must be 1 to 255 bytes without control characters")
             }
         }
         self.tenantID = WhitelabelPayFormat.isUUID(tenantID) ? tenantID.lowercased() : tenantID

@@ -28,7 +28,7 @@ extension SQLiteStore {
             do {
                 return try PasswordKeyDerivation.deriveKey(passphrase: Array(passphrase.utf8), salt: salt, cost: cost)
             } catch {
-                throw TokenMintError(.store.masterKeyUnavailable, "Argon2id: \(error.reason)")
+                throw TokenMintError(.store.masterKeyUnavailable, "Argon2id: \(error.reason)", underlying: error)
             }
         case .file(let path, let create):
             if let key = try readKeyFile(path) { return key }

@@ -44,7 +44,7 @@ extension SQLiteStore {
             do {
                 return try XChaCha20Poly1305.open(row.value, key: key, associatedData: Array("item:\(name)".utf8))
             } catch {
-                throw TokenMintError(.store.wrongMasterKey, "the secret \(name) does not open with the master key")
+                throw TokenMintError(.store.wrongMasterKey, "the secret \(name) does not open with the master key", underlying: error)
             }
         }
 
@@ -52,11 +52,9 @@ extension SQLiteStore {
             try check(name)
             let sealed: [UInt8]
             do {
-                sealed = try value.withUnsafeBytes { (bytes) throws(TokenMintError) -> [UInt8] in
-                    try XChaCha20Poly1305.seal(Array(bytes), key: key, associatedData: Array("item:\(name)".utf8))
-                }
+                sealed = try XChaCha20Poly1305.seal(value, key: key, associatedData: Array("item:\(name)".utf8))
             } catch {
-                throw TokenMintError(.store.databaseFailure, "cannot seal \(name)")
+                throw TokenMintError(.store.databaseFailure, "cannot seal \(name)", underlying: error)
             }
             try SQLiteStore.run(db, "INSERT OR REPLACE INTO items (name, sealed, value) VALUES (?, 1, ?)", [.text(name), .blob(sealed)])
         }

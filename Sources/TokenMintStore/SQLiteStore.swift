@@ -85,6 +85,10 @@ public final class SQLiteStore: KeyValueStore, @unchecked Sendable {
                 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value BLOB NOT NULL);
                 CREATE TABLE IF NOT EXISTS items (name TEXT PRIMARY KEY, sealed INTEGER NOT NULL, value BLOB NOT NULL);
                 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                -- Files made before the payment module kept its own tables hold a
+                -- replay ledger that reset() has always emptied: it still does.
+                INSERT OR IGNORE INTO meta (name, value)
+                    SELECT 'reset:ledger', x'' FROM sqlite_master WHERE type = 'table' AND name = 'ledger';
                 """)
         } catch {
             sqlite3_close(handle)

@@ -1,3 +1,4 @@
+import TokenMintCore
 import Foundation
 import TokenMintAztec
 import TokenMintCrypto
@@ -27,15 +28,15 @@ enum AztecGoldenRunner {
             case "--level":
                 index += 1
                 guard index < arguments.count, let level = Int(arguments[index]), let ecc = AztecOptions.ErrorCorrection(rawValue: level) else {
-                    throw VectorFileError(description: "bad --level")
+                    throw TokenMintError(.vectors.invalidFile, "bad --level")
                 }
                 options.errorCorrection = ecc
             case "--layers":
                 index += 1
-                guard index < arguments.count, let n = Int(arguments[index]) else { throw VectorFileError(description: "bad --layers") }
+                guard index < arguments.count, let n = Int(arguments[index]) else { throw TokenMintError(.vectors.invalidFile, "bad --layers") }
                 layers = n
             case "--compact": compact = true
-            default: throw VectorFileError(description: "unknown option \(arguments[index])")
+            default: throw TokenMintError(.vectors.invalidFile, "unknown option \(arguments[index])")
             }
             index += 1
         }

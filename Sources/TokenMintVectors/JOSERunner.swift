@@ -100,12 +100,12 @@ enum JOSEKnownAnswers {
         var limits = JSONParser.Limits()
         limits.maximumBytes = 8 << 20
         guard let root = try JSONParser.parse(Array(data), limits: limits).objectValue else {
-            throw VectorFileError(description: "not a JSON object")
+            throw TokenMintError(.vectors.invalidFile, "not a JSON object")
         }
         for test in root["tests"]?.arrayValue ?? [] {
             guard let t = test.objectValue, let id = t["tcId"]?.int64Value, let compact = t["compact"]?.stringValue,
                 let alg = t["alg"]?.stringValue
-            else { throw VectorFileError(description: "malformed test") }
+            else { throw TokenMintError(.vectors.invalidFile, "malformed test") }
             let comment = t["comment"]?.stringValue ?? ""
             let payload = Array((t["payload"]?.stringValue ?? "").utf8)
             var ok = false
@@ -128,7 +128,7 @@ enum JOSEKnownAnswers {
         for test in root["thumbprints"]?.arrayValue ?? [] {
             guard let t = test.objectValue, let id = t["tcId"]?.int64Value, let object = t["jwk"]?.objectValue,
                 let expected = t["sha256"]?.stringValue
-            else { throw VectorFileError(description: "malformed thumbprint test") }
+            else { throw TokenMintError(.vectors.invalidFile, "malformed thumbprint test") }
             let ok = (try? JWK(object: object))?.thumbprint() == expected
             report.record(Int(id), expected: "valid", accepted: ok, comment: t["comment"]?.stringValue ?? "")
         }

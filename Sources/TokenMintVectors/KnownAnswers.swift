@@ -1,3 +1,4 @@
+import TokenMintCore
 import Foundation
 import TokenMintCrypto
 
@@ -14,7 +15,7 @@ enum KnownAnswers {
         case "Ed25519": try ed25519(data, into: &report)
         case "ECDSA-deterministic": try ecdsa(data, into: &report)
         case "HMAC": try hmac(data, into: &report)
-        default: throw VectorFileError(description: "unknown known-answer algorithm \(algorithm)")
+        default: throw TokenMintError(.vectors.invalidFile, "unknown known-answer algorithm \(algorithm)")
         }
     }
 
@@ -45,7 +46,7 @@ enum KnownAnswers {
     static func ecdsa(_ data: Data, into report: inout VectorReport) throws {
         for test in try JSONDecoder().decode(File<ECDSATest>.self, from: data).tests {
             guard let curve = ECDSA.Curve(name: test.curve), let hash = HashFunction(name: test.hash) else {
-                throw VectorFileError(description: "unknown curve or hash in tcId \(test.tcId)")
+                throw TokenMintError(.vectors.invalidFile, "unknown curve or hash in tcId \(test.tcId)")
             }
             let key = try ECDSA.PrivateKey(rawRepresentation: hex(test.privateKey), curve: curve)
             let msg = try hex(test.msg)
@@ -66,7 +67,7 @@ enum KnownAnswers {
     static func hmac(_ data: Data, into report: inout VectorReport) throws {
         for test in try JSONDecoder().decode(File<HMACTest>.self, from: data).tests {
             guard let hash = HashFunction(name: test.hash) else {
-                throw VectorFileError(description: "unknown hash in tcId \(test.tcId)")
+                throw TokenMintError(.vectors.invalidFile, "unknown hash in tcId \(test.tcId)")
             }
             let key = try HMACKey(allowingShortKey: hex(test.key), hash: hash)
             let expected = try hex(test.tag)

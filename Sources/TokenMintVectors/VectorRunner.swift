@@ -1,11 +1,6 @@
+public import TokenMintCore
 public import Foundation
 import TokenMintCrypto
-
-/// Why a vector file could not be run at all.
-public struct VectorFileError: Error, CustomStringConvertible, Sendable {
-    /// What went wrong.
-    public let description: String
-}
 
 /// Runs Project Wycheproof files and TokenMint's own known-answer files.
 ///
@@ -20,20 +15,20 @@ public enum VectorRunner {
     ]
 
     /// Runs the file at `path`.
-    public static func run(path: String) throws(VectorFileError) -> VectorReport {
+    public static func run(path: String) throws(TokenMintError) -> VectorReport {
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw VectorFileError(description: "\(path): cannot read (\(error.localizedDescription))")
+            throw TokenMintError(.vectors.invalidFile, "\(path): cannot read (\(error.localizedDescription))")
         }
         return try run(data: data, label: (path as NSString).lastPathComponent)
     }
 
     /// Runs a vector file held in memory.
-    public static func run(data: Data, label: String) throws(VectorFileError) -> VectorReport {
-        guard data.count <= 64 << 20 else { throw VectorFileError(description: "\(label): larger than 64 MiB") }
+    public static func run(data: Data, label: String) throws(TokenMintError) -> VectorReport {
+        guard data.count <= 64 << 20 else { throw TokenMintError(.vectors.invalidFile, "\(label): larger than 64 MiB") }
         let header: Header
         do { header = try JSONDecoder().decode(Header.self, from: data) } catch {
-            throw VectorFileError(description: "\(label): not a vector file (\(error))")
+            throw TokenMintError(.vectors.invalidFile, "\(label): not a vector file (\(error))")
         }
         var schema = header.schema.hasSuffix(".json") ? String(header.schema.dropLast(5)) : header.schema
         // Wycheproof files from before the testvectors_v1 rename name the same
@@ -54,12 +49,10 @@ public enum VectorRunner {
             case "tokenmint_aztec_golden_v1": try AztecGoldenRunner.run(data, into: &report)
             case "tokenmint_kat_v1": try KnownAnswers.run(data, algorithm: header.algorithm ?? "", into: &report)
             default:
-                throw VectorFileError(description: "\(label): unknown schema \"\(header.schema)\"")
+                throw TokenMintError(.vectors.invalidFile, "\(label): unknown schema \"\(header.schema)\"")
             }
-        } catch let error as VectorFileError {
-            throw error
         } catch {
-            throw VectorFileError(description: "\(label): malformed \(schema) file (\(error))")
+            throw TokenMintError.wrap(error, as: .vectors.invalidFile, "\(label): malformed \(schema) file (\(error))")
         }
         return report
     }
@@ -88,7 +81,7 @@ public enum VectorRunner {
     }
 
     static func hash(named name: String) throws -> HashFunction {
-        guard let hash = HashFunction(name: name) else { throw VectorFileError(description: "unknown hash \(name)") }
+        guard let hash = HashFunction(name: name) else { throw TokenMintError(.vectors.invalidFile, "unknown hash \(name)") }
         return hash
     }
 
@@ -135,7 +128,7 @@ public enum VectorRunner {
                 let key = try? Ed448.PublicKey(rawRepresentation: hex(group.publicKey.pk))
                 verify = { sig, msg in key?.isValidSignature(sig, for: msg) ?? false }
             default:
-                throw VectorFileError(description: "unsupported EdDSA curve \(group.publicKey.curve)")
+                throw TokenMintError(.vectors.invalidFile, "unsupported EdDSA curve \(group.publicKey.curve)")
             }
             check(group.tests, into: &report) { test in (try? verify(hex(test.sig), hex(test.msg))) ?? false }
         }
@@ -156,7 +149,7 @@ public enum VectorRunner {
             let padding: RSA.Padding
             if pss {
                 guard let sLen = group.sLen, let mgf = group.mgfSha else {
-                    throw VectorFileError(description: "PSS group without sLen or mgfSha")
+                    throw TokenMintError(.vectors.invalidFile, "PSS group without sLen or mgfSha")
                 }
                 padding = .pss(saltLength: .bytes(sLen), mgf1Hash: try self.hash(named: mgf))
             } else {
@@ -184,7 +177,7 @@ public enum VectorRunner {
 
     static func mac(_ data: Data, algorithm: String, into report: inout VectorReport) throws {
         guard algorithm.hasPrefix("HMAC"), let hash = HashFunction(name: String(algorithm.dropFirst(4))) else {
-            throw VectorFileError(description: "unsupported MAC algorithm \(algorithm)")
+            throw TokenMintError(.vectors.invalidFile, "unsupported MAC algorithm \(algorithm)")
         }
         for group in try JSONDecoder().decode(File<MACGroup>.self, from: data).testGroups {
             for test in group.tests {

@@ -29,7 +29,7 @@ public struct AttestationObject: Sendable, Hashable {
     public init(parsing bytes: [UInt8]) throws(TokenMintError) {
         let item: CBOR
         do { item = try CBORDecoder.decode(bytes, requireCanonical: true) } catch {
-            throw TokenMintError(.webAuthn.invalidAttestation, "attestationObject: \(error)")
+            throw TokenMintError(.webAuthn.invalidAttestation, "attestationObject: \(error)", underlying: error)
         }
         guard let entries = item.mapValue, entries.count == 3, let format = item[.text("fmt")]?.textValue,
             let statement = item[.text("attStmt")], statement.mapValue != nil, let authData = item[.text("authData")]?.bytesValue

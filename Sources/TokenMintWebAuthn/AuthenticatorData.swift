@@ -99,7 +99,7 @@ public struct AuthenticatorData: Sendable, Hashable {
             offset += length
             let (item, used): (CBOR, Int)
             do { (item, used) = try CBORDecoder.decodePrefix(bytes[offset...], requireCanonical: true) } catch {
-                throw TokenMintError(.webAuthn.invalidPublicKey, "credential public key: \(error)")
+                throw TokenMintError(.webAuthn.invalidPublicKey, "credential public key: \(error)", underlying: error)
             }
             let key = try COSEKey(item: item)
             guard key.cbor == Array(bytes[offset..<offset + used]) else { throw TokenMintError(.webAuthn.invalidPublicKey, "the COSE key is not in canonical form") }

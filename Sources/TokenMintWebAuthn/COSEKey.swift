@@ -69,7 +69,7 @@ public struct COSEKey: Sendable, Hashable {
     public init(cbor bytes: [UInt8]) throws(TokenMintError) {
         let item: CBOR
         do { item = try CBORDecoder.decode(bytes, requireCanonical: true) } catch {
-            throw TokenMintError(.webAuthn.invalidPublicKey, "COSE key: \(error)")
+            throw TokenMintError(.webAuthn.invalidPublicKey, "COSE key: \(error)", underlying: error)
         }
         try self.init(item: item)
     }

@@ -343,7 +343,7 @@ public actor FIDO2Session {
         case .packed:
             let signature: [UInt8]
             do { signature = try (authData.bytes + clientDataHash).withUnsafeBytes { (m) throws(TokenMintError) in try key.sign(m) } } catch {
-                throw TokenMintError(.webAuthn.other, "attestation signing failed")
+                throw TokenMintError(.webAuthn.other, "attestation signing failed", underlying: error)
             }
             return .map([
                 CBORMapEntry(key: .text("alg"), value: .int(algorithm.rawValue)),
@@ -443,19 +443,19 @@ public actor FIDO2Session {
                 signer = record.algorithm == COSEAlgorithm.edDSA.rawValue
                     ? .ed25519(try Ed25519.PrivateKey(rawRepresentation: seed))
                     : .ecdsa(try ECDSA.PrivateKey(rawRepresentation: seed, curve: .p256))
-            } catch { throw TokenMintError(.webAuthn.other, "the credential key does not open") }
+            } catch { throw TokenMintError(.webAuthn.other, "the credential key does not open", underlying: error) }
             signers[id] = signer
         }
         let authData = AuthenticatorData(rpIDHash: rpIDHash(rpID), flags: allFlags, signCount: UInt32(counter))
         let signature: [UInt8]
-        do { signature = try signer.sign(authData.bytes + clientDataHash) } catch { throw TokenMintError(.webAuthn.other, "signing failed") }
+        do { signature = try signer.sign(authData.bytes + clientDataHash) } catch { throw TokenMintError(.webAuthn.other, "signing failed", underlying: error) }
         return GetAssertionResponse(credentialID: id, authenticatorData: authData, signature: signature,
                                     userHandle: record.resident || discoverable ? record.userID : nil, numberOfCredentials: count)
     }
 
     /// Removes every credential.
     public func reset() throws(TokenMintError) {
-        do { try store.reset() } catch { throw TokenMintError(.webAuthn.other, "reset failed: \(error)") }
+        do { try store.reset() } catch { throw TokenMintError(.webAuthn.other, "reset failed: \(error)", underlying: error) }
         pending = []
         signers = [:]
         records = [:]

@@ -56,7 +56,7 @@ struct AuthCommand: AsyncParsableCommand {
         @Option(name: .customLong("in"), help: "The registration JSON file.") var input: String
 
         func run() async throws {
-            let object = try JSONSerialization.jsonObject(with: try readFile(input)) as? [String: Any] ?? [:]
+            let object = try untrustedJSONObject(try readFile(input))
             var policy = RelyingPartyPolicy(rpID: options.rp, origins: [options.origin])
             policy.requireUserVerification = false
             policy.consumeChallenge = FIDO2Command.singleUse(try options.store.open("auth.sqlite"), prefix: "auth.registration-challenge.")
@@ -86,7 +86,7 @@ struct AuthCommand: AsyncParsableCommand {
         @Option(help: "The assertion JSON file (from `tokenmint fido2 assert`).") var assertion: String
 
         func run() async throws {
-            let object = try JSONSerialization.jsonObject(with: try readFile(assertion)) as? [String: Any] ?? [:]
+            let object = try untrustedJSONObject(try readFile(assertion))
             try await refusing {
                 let token = try await options.makeIssuer().elevate(
                     account: account.lowercased(), clientID: clientId, credentialID: try FIDO2Command.field(object, "rawId"),

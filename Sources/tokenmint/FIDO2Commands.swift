@@ -93,8 +93,7 @@ struct FIDO2Command: AsyncParsableCommand {
             if let input { data = try readFile(input, limit: 1 << 20) } else if let json { data = Data(json.utf8) } else {
                 throw ValidationError("give the JSON or --in FILE")
             }
-            guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else { throw CLIError(message: "not a JSON object", status: 1) }
-            return object
+            return try untrustedJSONObject(data)
         }
     }
 
@@ -158,7 +157,7 @@ struct FIDO2Command: AsyncParsableCommand {
                     try tx.setValue(name, Array(data))
                     return true
                 }
-                guard added else { throw CLIError(message: "\(TokenMintError.Code.auth.credentialExists): this credential ID is registered already", status: 1) }
+                guard added else { throw CLIError(message: "credentialExists: this credential ID is registered already", status: 1) }
                 try FIDO2Command.print(json: record.merging([
                     "credentialId": FIDO2Command.b64(credential.credentialID), "alg": Int(credential.publicKey.algorithm.rawValue),
                 ]) { $1 })

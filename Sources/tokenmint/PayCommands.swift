@@ -35,7 +35,7 @@ struct StoreOptions: ParsableArguments {
         // refused as tampered, never read as a default.
         let saved: SecureBytes?
         do { saved = try store.transaction { tx in try tx.secret(PayCommand.configName) } } catch {
-            throw TokenMintError(.pay.tampered, "the configuration in \(quoted(self.store)) was edited or damaged")
+            throw TokenMintError(.pay.tampered, "the configuration in \(quoted(self.store)) was edited or damaged", underlying: error)
         }
         guard let saved else { throw CLIError(message: "no configuration in \(quoted(self.store)): run `tokenmint pay init` first") }
         guard let object = saved.withUnsafeBytes({ try? JSONSerialization.jsonObject(with: Data($0)) }) as? [String: Any],
@@ -254,7 +254,7 @@ struct PayCommand: AsyncParsableCommand {
                         // A store failure stops the run: that token's answer is unknown.
                         if error.code == .pay.storeFailure { throw CLIError(message: "\(error)", status: 2) }
                         try Output.line(String(decoding: try JSONSerialization.data(
-                            withJSONObject: ["valid": false, "token": text, "error": "\(error.code)"], options: [.sortedKeys]), as: UTF8.self))
+                            withJSONObject: ["valid": false, "token": text, "error": error.code.name], options: [.sortedKeys]), as: UTF8.self))
                         continue
                     }
                     // An accepted token whose answer cannot be written stops the run

@@ -68,6 +68,31 @@ func refusing<T>(_ body: () async throws -> T) async throws -> T {
     do { return try await body() } catch { throw CLIError(message: "\(error)", status: 1) }
 }
 
+/// A JSON object from outside (a browser's registration or assertion), read
+/// with the strict parser — a repeated member, invalid UTF-8, a lone
+/// surrogate or an oversized input is refused, exit 1 — and handed on as
+/// Foundation values.
+func untrustedJSONObject(_ data: Data) throws -> [String: Any] {
+    let value: JSONValue
+    do { value = try JSONParser.parse(Array(data)) } catch { throw CLIError(message: "\(error)", status: 1) }
+    guard case .object(let object) = value else { throw CLIError(message: "not a JSON object", status: 1) }
+    return object.members.reduce(into: [:]) { $0[$1.name] = foundationValue($1.value) }
+}
+
+/// `value` as JSONSerialization would have produced it.
+func foundationValue(_ value: JSONValue) -> Any {
+    switch value {
+    case .null: return NSNull()
+    case .bool(let bool): return bool
+    case .number(let text):
+        if let integer = Int(text) { return integer }
+        return Double(text) ?? text
+    case .string(let text): return text
+    case .array(let elements): return elements.map(foundationValue)
+    case .object(let object): return object.members.reduce(into: [String: Any]()) { $0[$1.name] = foundationValue($1.value) }
+    }
+}
+
 /// An error the CLI reports with its own exit status.
 struct CLIError: Error {
     var message: String

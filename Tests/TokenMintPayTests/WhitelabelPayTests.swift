@@ -82,7 +82,7 @@ struct WhitelabelPayTests {
         #expect(throws: TokenMintError.self) { try WhitelabelPayConfiguration(tenantID: "ABC", referenceID: Self.reference) }
         _ = try WhitelabelPayConfiguration(tenantID: "ABC", referenceID: Self.reference, allowLegacyTenantCodes: true)
         #expect(try WhitelabelPayConfiguration(tenantID: Self.tenant, referenceID: Self.reference, authorizedParty: "pos-app").authorizedParty == "pos-app")
-        for party in ["", "pos app", "pos\u{1B}", String(repeating: "a", count: 256)] {
+        for party in ["", "pos\u{1B}", "pos\nline", String(repeating: "a", count: 256)] {
             #expect(throws: TokenMintError(.pay.invalidConfiguration, "")) {
                 try WhitelabelPayConfiguration(tenantID: Self.tenant, referenceID: Self.reference, authorizedParty: party)
             }
