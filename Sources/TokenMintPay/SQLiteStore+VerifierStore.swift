@@ -27,21 +27,13 @@ extension SQLiteStore: VerifierStore {
             }
         })
 
-    func verifierTables<T>(transaction: Bool, _ what: String, _ body: (Connection) throws(TokenMintError) -> T) throws(TokenMintError) -> T {
-        do {
-            return try withTables(Self.verifierSchema, transaction: transaction, body)
-        } catch {
-            throw TokenMintError.wrap(error, as: .store.databaseFailure, "\(what): \(error)")
-        }
-    }
-
     /// Inserts `identifier` once (a primary key makes the second insert a
     /// no-op); a retry of the same attempt is recognised. The slot and the
     /// identifier are written in one transaction.
     public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]? = nil, spending slot: [UInt8]? = nil) throws(TokenMintError) -> Bool {
         try VerifierStoreLimits.checkIdentifier(identifier, attempt: attempt)
         try VerifierStoreLimits.checkSlot(slot)
-        return try verifierTables(transaction: true, "ledger") { db throws(TokenMintError) in
+        return try withTables(Self.verifierSchema, transaction: true) { db throws(TokenMintError) in
             if let slot {
                 try db.run("INSERT OR IGNORE INTO spent (slot, id) VALUES (?, ?)", [.blob(slot), .blob(identifier)])
                 if db.changes == 0 {
@@ -59,7 +51,7 @@ extension SQLiteStore: VerifierStore {
 
     /// Deletes expired ledger entries.
     public func prune(expiredBefore time: Int64) throws(TokenMintError) -> Int {
-        try verifierTables(transaction: false, "prune") { db throws(TokenMintError) in
+        try withTables(Self.verifierSchema, transaction: false) { db throws(TokenMintError) in
             try db.run("DELETE FROM ledger WHERE expires_at < ?", [.integer(time)])
             return db.changes
         }
@@ -68,7 +60,7 @@ extension SQLiteStore: VerifierStore {
     /// Enrols a device (idempotent for the same record).
     public func enrolDevice(_ deviceID: String, record: [UInt8]) throws(TokenMintError) {
         try VerifierStoreLimits.checkDevice(deviceID, record: record)
-        try verifierTables(transaction: false, "enrol") { db throws(TokenMintError) in
+        try withTables(Self.verifierSchema, transaction: false) { db throws(TokenMintError) in
             try db.run("INSERT OR IGNORE INTO devices (id, record) VALUES (?, ?)", [.text(deviceID), .blob(record)])
             guard let stored = try db.query("SELECT record FROM devices WHERE id = ?", [.text(deviceID)]).first?.first?.bytes,
                 stored == record
@@ -79,7 +71,7 @@ extension SQLiteStore: VerifierStore {
     /// The record of an enrolled device.
     public func deviceRecord(_ deviceID: String) throws(TokenMintError) -> [UInt8]? {
         try VerifierStoreLimits.checkDevice(deviceID)
-        return try verifierTables(transaction: false, "device") { db throws(TokenMintError) in
+        return try withTables(Self.verifierSchema, transaction: false) { db throws(TokenMintError) in
             try db.query("SELECT record FROM devices WHERE id = ?", [.text(deviceID)]).first?.first?.bytes
         }
     }
@@ -88,7 +80,7 @@ extension SQLiteStore: VerifierStore {
     public func grantOfflineAllowance(_ deviceID: String, count: Int64, notAfter: Int64) throws(TokenMintError) -> OfflineGrant {
         try VerifierStoreLimits.checkDevice(deviceID)
         try VerifierStoreLimits.checkGrant(count: count)
-        return try verifierTables(transaction: true, "grant") { db throws(TokenMintError) in
+        return try withTables(Self.verifierSchema, transaction: true) { db throws(TokenMintError) in
             guard let first = try db.query("SELECT next_counter FROM devices WHERE id = ?", [.text(deviceID)]).first?.first?.integer else {
                 throw TokenMintError(.store.notFound, "device \(deviceID) is not enrolled")
             }
@@ -102,7 +94,7 @@ extension SQLiteStore: VerifierStore {
     /// The grant holding `counter`.
     public func offlineGrant(_ deviceID: String, containing counter: Int64) throws(TokenMintError) -> OfflineGrant? {
         try VerifierStoreLimits.checkDevice(deviceID)
-        return try verifierTables(transaction: false, "grant lookup") { db throws(TokenMintError) in
+        return try withTables(Self.verifierSchema, transaction: false) { db throws(TokenMintError) in
             let rows = try db.query(
                 "SELECT first, count, not_after FROM grants WHERE device_id = ? AND first <= ? ORDER BY first DESC LIMIT 1",
                 [.text(deviceID), .integer(counter)])
@@ -118,7 +110,7 @@ extension SQLiteStore: VerifierStore {
     public func issueOnlinePart(_ deviceID: String, part: String, notAfter: Int64) throws(TokenMintError) {
         try VerifierStoreLimits.checkDevice(deviceID)
         try VerifierStoreLimits.checkPart(part)
-        try verifierTables(transaction: true, "issue") { db throws(TokenMintError) in
+        try withTables(Self.verifierSchema, transaction: true) { db throws(TokenMintError) in
             guard try !db.query("SELECT 1 FROM devices WHERE id = ?", [.text(deviceID)]).isEmpty else {
                 throw TokenMintError(.store.notFound, "device \(deviceID) is not enrolled")
             }
@@ -132,7 +124,7 @@ extension SQLiteStore: VerifierStore {
     public func onlinePart(_ deviceID: String, part: String) throws(TokenMintError) -> Int64? {
         try VerifierStoreLimits.checkDevice(deviceID)
         try VerifierStoreLimits.checkPart(part)
-        return try verifierTables(transaction: false, "issued part") { db throws(TokenMintError) in
+        return try withTables(Self.verifierSchema, transaction: false) { db throws(TokenMintError) in
             try db.query("SELECT not_after FROM issued WHERE device_id = ? AND part = ?", [.text(deviceID), .text(part)]).first?.first?.integer
         }
     }

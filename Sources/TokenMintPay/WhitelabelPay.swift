@@ -142,14 +142,15 @@ public actor WhitelabelPay {
         return try transaction { tx in try WhitelabelPay.currentRecord(tx, store: store, configuration: configuration) }
     }
 
-    /// Changes the record in one transaction; `body` may also use the transaction.
+    /// Changes the record in one transaction; `body` may also use the
+    /// transaction. The record is written only when `body` changed it.
     func update<T>(_ body: (inout DeviceRecord, any StoreTransaction) throws -> T) throws(TokenMintError) -> T {
         let (store, configuration) = (self.store, self.configuration)
         return try transaction { tx in
             let stored = try WhitelabelPay.loadRecord(tx, store: store)
             var record = try stored ?? WhitelabelPay.currentRecord(tx, store: store, configuration: configuration)
             let result = try body(&record, tx)
-            try WhitelabelPay.saveRecord(record, tx)
+            if record != stored { try WhitelabelPay.saveRecord(record, tx) }
             return result
         }
     }
@@ -448,11 +449,9 @@ public actor WhitelabelPay {
     /// offline, takes the next quota slot — in one transaction, committed
     /// before the token is made (a crash wastes the slot, never reuses it).
     func planMint(offline: Bool?) throws(TokenMintError) -> MintPlan {
-        let (store, configuration, known) = (self.store, self.configuration, self.cachedKey)
+        let known = cachedKey
         let limit = Int64(configuration.offlineTokenLimit)
-        let plan = try transaction { tx -> MintPlan in
-            let stored = try WhitelabelPay.loadRecord(tx, store: store)
-            var record = try stored ?? WhitelabelPay.currentRecord(tx, store: store, configuration: configuration)
+        let plan = try update { record, tx -> MintPlan in
             guard record.state == WhitelabelPayState.active.rawValue else {
                 throw TokenMintError(.pay.deviceNotEnrolled, "the device is not enrolled and active")
             }
@@ -467,7 +466,6 @@ public actor WhitelabelPay {
             guard record.offlineSequence < Int64.max else { throw TokenMintError(.pay.offlineTokenLimitReached, "the sequence is exhausted") }
             record.offlineMinted += 1
             record.offlineSequence += 1
-            try WhitelabelPay.saveRecord(record, tx)
             return MintPlan(key: key, means: means, offline: (record.offlineSequence, record.serverOffset))
         }
         cachedKey = plan.key

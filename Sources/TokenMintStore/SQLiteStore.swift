@@ -182,24 +182,23 @@ public final class SQLiteStore: KeyValueStore, @unchecked Sendable {
         }
         let connection = Connection(db: db)
         guard transaction else { return try body(connection) }
-        do {
-            return try immediateLocked { try body(connection) }
-        } catch {
-            throw TokenMintError.wrap(error, as: .store.databaseFailure, "\(error)")
-        }
+        return try typedTransactionLocked { () throws(TokenMintError) -> T in try body(connection) }
     }
 
     private func prepareLocked(_ schema: Schema) throws(TokenMintError) {
         let connection = Connection(db: db)
-        do {
-            try immediateLocked {
-                try SQLiteStore.execute(db, schema.statements)
-                try schema.migrate(connection)
-                for table in schema.clearedOnReset {
-                    try connection.run("INSERT OR IGNORE INTO meta (name, value) VALUES (?, x'')", [.text("reset:" + table)])
-                }
+        try typedTransactionLocked { () throws(TokenMintError) in
+            try SQLiteStore.execute(db, schema.statements)
+            try schema.migrate(connection)
+            for table in schema.clearedOnReset {
+                try connection.run("INSERT OR IGNORE INTO meta (name, value) VALUES (?, x'')", [.text("reset:" + table)])
             }
-        } catch {
+        }
+    }
+
+    /// ``immediateLocked(_:)`` for a body that throws only `TokenMintError`.
+    private func typedTransactionLocked<T>(_ body: () throws(TokenMintError) -> T) throws(TokenMintError) -> T {
+        do { return try immediateLocked { try body() } } catch {
             throw TokenMintError.wrap(error, as: .store.databaseFailure, "\(error)")
         }
     }

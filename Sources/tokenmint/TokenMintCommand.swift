@@ -75,8 +75,8 @@ func refusing<T>(_ body: () async throws -> T) async throws -> T {
 func untrustedJSONObject(_ data: Data) throws -> [String: Any] {
     let value: JSONValue
     do { value = try JSONParser.parse(Array(data)) } catch { throw CLIError(message: "\(error)", status: 1) }
-    guard case .object(let object) = value else { throw CLIError(message: "not a JSON object", status: 1) }
-    return object.members.reduce(into: [:]) { $0[$1.name] = foundationValue($1.value) }
+    guard let object = foundationValue(value) as? [String: Any] else { throw CLIError(message: "not a JSON object", status: 1) }
+    return object
 }
 
 /// `value` as JSONSerialization would have produced it.
