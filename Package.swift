@@ -6,6 +6,9 @@ import Foundation
 // neither fetches nor compiles what they do not use:
 //   Postgres        TokenMintPostgres (postgres-nio, SwiftNIO, BoringSSL) and
 //                   the CLI's --postgres options
+//   Server          TokenMintServer (`tokenmint serve` on Hummingbird 2): the
+//                   WhitelabelPay REST backend, the OAuth server, the user-token
+//                   exchange, and the CLI's `serve` command
 //   StrictWarnings  every warning in TokenMint's own targets is an error
 //                   (the test command turns it on; dependencies are untouched)
 // `swift build --traits Postgres,StrictWarnings`; a consumer names them on its
@@ -33,10 +36,13 @@ let package = Package(
         .library(name: "TokenMintAuth", targets: ["TokenMintAuth"]),
         // The verifier store on PostgreSQL; empty unless the Postgres trait is on.
         .library(name: "TokenMintPostgres", targets: ["TokenMintPostgres"]),
+        // The HTTP server behind `tokenmint serve`; empty unless the Server trait is on.
+        .library(name: "TokenMintServer", targets: ["TokenMintServer"]),
         .executable(name: "tokenmint", targets: ["tokenmint"]),
     ],
     traits: [
         .trait(name: "Postgres", description: "TokenMintPostgres: the payment verifier's store on PostgreSQL (postgres-nio), and the CLI's --postgres options."),
+        .trait(name: "Server", description: "TokenMintServer: `tokenmint serve` on Hummingbird 2 (the WhitelabelPay REST backend, OAuth server, user-token exchange)."),
         .trait(name: "StrictWarnings", description: "Treat every warning in TokenMint's own targets as an error."),
         .default(enabledTraits: []),
     ],
@@ -44,6 +50,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // System libraries. Each has a module map and a shim header.
@@ -113,6 +123,20 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
         .target(
+            name: "TokenMintServer",
+            dependencies: [
+                "TokenMintCore", "TokenMintCrypto", "TokenMintJOSE", "TokenMintStore", "TokenMintPay", "TokenMintWebAuthn", "TokenMintAuth",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
+                .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["Server"])),
+                .product(name: "HummingbirdTLS", package: "hummingbird", condition: .when(traits: ["Server"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Server"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Server"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Server"])),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle", condition: .when(traits: ["Server"])),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings),
+        .target(
             name: "TokenMintVectors",
             dependencies: ["TokenMintCore", "TokenMintCrypto", "TokenMintJOSE", "TokenMintAztec"],
             swiftSettings: strictSettings),
@@ -122,6 +146,7 @@ let package = Package(
                 "TokenMint",
                 "TokenMintVectors",
                 .target(name: "TokenMintPostgres", condition: .when(traits: ["Postgres"])),
+                .target(name: "TokenMintServer", condition: .when(traits: ["Server"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings),
@@ -131,6 +156,14 @@ let package = Package(
             dependencies: [
                 "TokenMintPay", "TokenMintStore", "TokenMintCrypto", "TokenMintCore", "CSQLite",
                 .target(name: "TokenMintPostgres", condition: .when(traits: ["Postgres"])),
+            ],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "TokenMintServerTests",
+            dependencies: [
+                "TokenMintServer", "TokenMintPay", "TokenMintJOSE", "TokenMintCrypto", "TokenMintCore",
+                .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Server"])),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings),
         .testTarget(

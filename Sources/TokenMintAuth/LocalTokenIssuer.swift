@@ -157,6 +157,17 @@ public actor LocalTokenIssuer {
         return try newFamilyMember(account: account, clientID: clientID, scopes: scopes, family: Base64URL.encode(SecureRandom.bytes(count: 16)))
     }
 
+    /// Issues an access token to a client acting for itself (the OAuth
+    /// client-credentials grant): `sub` and `client_id` are the client ID,
+    /// and there is no refresh token.
+    public func issueClientToken(clientID: String, scopes: [String] = []) throws(TokenMintError) -> OAuthToken {
+        guard !clientID.isEmpty, clientID.utf8.count <= 128, clientID.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
+            throw TokenMintError(.auth.clientIdInvalid, "client IDs are 1 to 128 visible ASCII characters")
+        }
+        let (access, expiresAt) = try accessToken(account: clientID, clientID: clientID, scopes: scopes, lifetime: accessLifetime)
+        return OAuthToken(accessToken: access, refreshToken: nil, expiresAt: expiresAt, elevated: false, account: clientID)
+    }
+
     func newFamilyMember(account: String, clientID: String, scopes: [String], family: String) throws(TokenMintError) -> OAuthToken {
         try transaction { tx in try newFamilyMember(account: account, clientID: clientID, scopes: scopes, family: family, in: tx) }
     }

@@ -38,3 +38,16 @@ public struct EnrolmentToken: Sendable, Hashable, CustomStringConvertible {
         self.init(tenant: parts[1], publicKey: publicKey, referenceID: parts[3])
     }
 }
+
+extension EnrolmentToken {
+    /// The device's subject ID at a WhitelabelPay backend: a UUID-shaped name
+    /// derived from the tenant and the device key (the first 16 bytes of
+    /// SHA-256 over both), so the device and the server agree on it without a
+    /// round trip, and a reset device (a new key) is a new subject.
+    public var subjectID: String {
+        let digest = HashFunction.sha256.hash(Array("tokenmint.wlp.subject.v1\u{0}\(tenant)\u{0}".utf8) + Array(publicKey.rawRepresentation))
+        let hex = Hex.encode(Array(digest.prefix(16)))
+        let characters = Array(hex)
+        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }.joined(separator: "-")
+    }
+}

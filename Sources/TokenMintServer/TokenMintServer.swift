@@ -1,0 +1,131 @@
+#if Server
+public import TokenMintCore
+import TokenMintCrypto
+import TokenMintStore
+import TokenMintPay
+import TokenMintAuth
+import TokenMintWebAuthn
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import UnixSignals
+import HTTPTypes
+import NIOSSL
+public import Logging
+import Foundation
+
+/// `tokenmint serve`: the servers the seed SDKs talk to, on Hummingbird 2 —
+/// the WhitelabelPay REST API (`/wlp/v1`), the OAuth 2.0 authorization
+/// server (`/oauth`, RFC 8414 metadata), `GET /healthz` and the OpenAPI 3.1
+/// document at `GET /openapi.json`.
+///
+/// Its state is one SQLite store (sealed with the master key beside it in
+/// the state directory): the payment verifier's ledger and grants, the
+/// devices, payment means, transactions and events, the OAuth clients and
+/// the issuer's signing key. Every answer is given after what it reports is
+/// committed. SIGTERM or SIGINT stops it gracefully: the listener closes,
+/// in-flight requests finish, event streams end.
+public struct TokenMintServer: Sendable {
+    /// The options it runs with.
+    public let configuration: ServerConfiguration
+    let store: SQLiteStore
+    let issuer: LocalTokenIssuer
+    let clients: ClientDirectory
+    let directory: PaymentDirectory
+    let verifier: PaymentTokenVerifier
+    let hub = EventHub()
+    let logger: Logger
+    let clock: @Sendable () -> Int64
+
+    /// Opens (or creates) the state directory and the store.
+    /// - Throws: `server.invalidConfiguration` for a bad option or a state
+    ///   directory that cannot be used.
+    public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "tokenmint.serve")) throws(TokenMintError) {
+        try configuration.validate()
+        let directory = configuration.stateDirectory
+        var isDirectory: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]) } catch {
+                throw TokenMintError(.server.invalidConfiguration, "cannot create the state directory \(directory)", underlying: error)
+            }
+        } else if !isDirectory.boolValue {
+            throw TokenMintError(.server.invalidConfiguration, "--state \(directory) is not a directory")
+        }
+        let store: SQLiteStore
+        do { store = try SQLiteStore(path: directory + "/server.sqlite", masterKey: .file(path: directory + "/master.key")) } catch {
+            throw TokenMintError(.server.invalidConfiguration, "the store in \(directory) does not open: \(error.reason)", underlying: error)
+        }
+        let clock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
+        let base = configuration.effectiveIssuer
+        let origin = configuration.origin ?? base
+        let rpID = configuration.relyingPartyID ?? (URLComponents(string: origin)?.host ?? "localhost")
+        let issuer: LocalTokenIssuer
+        do {
+            issuer = try LocalTokenIssuer(store: store, issuer: base, audience: base, relyingParty: RelyingPartyPolicy(rpID: rpID, origins: [origin]),
+                                          clock: clock, logger: logger)
+        } catch { throw TokenMintError(.server.invalidConfiguration, "the token issuer does not start: \(error.reason)", underlying: error) }
+        var verifier: PaymentTokenVerifier
+        do { verifier = try PaymentTokenVerifier(store: store, lifetime: configuration.tokenLifetime, clock: .system) } catch {
+            throw TokenMintError(.server.invalidConfiguration, error.reason, underlying: error)
+        }
+        verifier.requiresOfflineGrant = true
+        self.configuration = configuration
+        self.store = store
+        self.issuer = issuer
+        self.clients = ClientDirectory(store: store)
+        self.directory = PaymentDirectory(store: store)
+        self.verifier = verifier
+        self.logger = logger
+        self.clock = clock
+    }
+
+    /// The OAuth clients of this server's store (`tokenmint serve client add`).
+    public var clientDirectory: ClientDirectory { clients }
+
+    /// The routes, with the error middleware in front.
+    func router(pollInterval: Duration = .seconds(15)) -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: ErrorMiddleware(logger: logger))
+        router.get("healthz") { _, _ in
+            HTTPMessages.json(.ok, JSONObject([("status", .string("ok")), ("time", .number(clock()))]))
+        }
+        router.get("openapi.json") { _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.json(server: configuration.effectiveIssuer))))
+        }
+        let devices = DeviceAuthenticator(audience: configuration.effectiveIssuer, authorizedParty: configuration.authorizedParty, ledger: store, clock: clock)
+        WhitelabelPayRoutes(directory: directory, verifier: verifier, devices: devices, desks: DeskAuthenticator(issuer: issuer), hub: hub,
+                            configuration: configuration, clock: clock, logger: logger, pollInterval: pollInterval).add(to: router)
+        OAuthRoutes(issuer: issuer, clients: clients, configuration: configuration, logger: logger).add(to: router)
+        return router
+    }
+
+    /// Serves until SIGTERM or SIGINT. `onListening` is called with the bound
+    /// port once the server accepts connections.
+    /// - Throws: `server.invalidConfiguration` when the TLS files do not load
+    ///   or the address cannot be bound.
+    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws(TokenMintError) {
+        let server: HTTPServerBuilder
+        if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsKeyPath {
+            do {
+                let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
+                let privateKey = try NIOSSLPrivateKey(file: key, format: .pem)
+                server = try .tls(.http1(), tlsConfiguration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(privateKey)))
+            } catch {
+                throw TokenMintError(.server.invalidConfiguration, "the TLS certificate or key does not load: \(error)", underlying: error)
+            }
+        } else {
+            server = .http1()
+        }
+        let app = Application(
+            router: router(), server: server,
+            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "tokenmint"),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+            logger: logger)
+        do { try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint]) } catch {
+            throw TokenMintError(.server.invalidConfiguration, "the server stopped: \(error)", underlying: error)
+        }
+    }
+}
+#endif

@@ -1,0 +1,112 @@
+import ArgumentParser
+import Foundation
+import TokenMint
+#if Server
+import TokenMintServer
+import Logging
+#endif
+
+/// The `serve` command when the CLI is built with the Server trait.
+#if Server
+let serveCommands: [any ParsableCommand.Type] = [Serve.self]
+#else
+let serveCommands: [any ParsableCommand.Type] = []
+#endif
+
+#if Server
+/// The options `serve` and its management commands share.
+struct ServerStateOptions: ParsableArguments {
+    @Option(help: "The server's state directory (SQLite store and master key; created 0700).") var state: String
+    @Option(help: "The issuer URL: OAuth `iss` and the audience of device JWTs (default http://HOST:PORT).") var issuer: String?
+    @Option(help: "The address to listen on.") var host = "127.0.0.1"
+    @Option(help: "The port to listen on (0: any free port, printed when listening).") var port = 8080
+
+    func configuration() -> ServerConfiguration {
+        var configuration = ServerConfiguration(host: host, port: port, stateDirectory: state)
+        configuration.issuer = issuer
+        return configuration
+    }
+}
+
+/// `tokenmint serve`: the WhitelabelPay REST API and OAuth server over HTTP.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the WhitelabelPay REST API and the OAuth server over HTTP (Hummingbird 2).",
+        discussion: """
+            Routes are described by the OpenAPI 3.1 document at GET /openapi.json. Prints \
+            "listening on URL" once it accepts connections; SIGTERM or SIGINT stops it gracefully \
+            (in-flight requests finish). Logs go to standard error, without tokens or secrets.
+            """,
+        subcommands: [Start.self, ClientCommand.self],
+        defaultSubcommand: Start.self)
+
+    /// Runs the server.
+    struct Start: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "start", abstract: "Run the server (the default).")
+
+        @OptionGroup var state: ServerStateOptions
+        @Option(name: .customLong("authorized-party"), help: "The azp every device JWT must carry.") var authorizedParty: String?
+        @Option(help: "The WebAuthn origin (default: the issuer).") var origin: String?
+        @Option(name: .customLong("rp-id"), help: "The WebAuthn relying party ID (default: the origin's host).") var rpID: String?
+        @Option(name: .customLong("tls-certificate"), help: "A PEM certificate chain: serve HTTPS (with --tls-key).") var tlsCertificate: String?
+        @Option(name: .customLong("tls-key"), help: "The PEM private key of --tls-certificate.") var tlsKey: String?
+        @Option(name: .customLong("max-body"), help: "The largest request body taken, in bytes.") var maximumBody = 64 * 1024
+        @Option(name: .customLong("offline-grant"), help: "Offline tokens granted to a device at a time.") var offlineGrant: Int64 = 10
+        @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
+
+        func run() async throws {
+            var configuration = state.configuration()
+            configuration.authorizedParty = authorizedParty
+            configuration.origin = origin
+            configuration.relyingPartyID = rpID
+            configuration.tlsCertificatePath = tlsCertificate
+            configuration.tlsKeyPath = tlsKey
+            configuration.maximumBodyBytes = maximumBody
+            configuration.offlineGrantSize = offlineGrant
+            guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("--log-level: unknown level \(logLevel)") }
+            var logger = Logger(label: "tokenmint.serve") { StreamLogHandler.standardError(label: $0) }
+            logger.logLevel = level
+            let server = try TokenMintServer(configuration: configuration, logger: logger)
+            let scheme = tlsCertificate == nil ? "http" : "https"
+            let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+            try await server.run { port in
+                // The one line a supervisor or a test waits for.
+                try? Output.line("listening on \(scheme)://\(host):\(port)")
+                try? Output.flush()
+            }
+        }
+    }
+
+    /// `tokenmint serve client …`.
+    struct ClientCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "client", abstract: "Manage OAuth clients.", subcommands: [Add.self])
+
+        /// `tokenmint serve client add`.
+        struct Add: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Register an OAuth client (a cash desk, an app); prints it as JSON.",
+                discussion: "Registering an existing ID replaces it. The secret (at least 16 bytes) is read from the first line of standard input and stored as an Argon2id hash.")
+
+            @OptionGroup var state: ServerStateOptions
+            @Option(help: "The client ID.") var id: String
+            @Flag(name: .customLong("secret-stdin"), help: "Read the client secret from standard input (a confidential client).") var secretStdin = false
+            @Option(name: .customLong("redirect-uri"), help: "A redirect URI, matched exactly (repeatable).") var redirectURIs: [String] = []
+            @Option(name: .customLong("grant"), help: "authorization_code, refresh_token or client_credentials (repeatable).") var grants: [String] = []
+
+            func run() throws {
+                let grants = self.grants.isEmpty ? (secretStdin && redirectURIs.isEmpty ? ["client_credentials"] : ["authorization_code", "refresh_token"]) : self.grants
+                var secret: SecureBytes?
+                if secretStdin {
+                    guard let line = readLine(strippingNewline: true), !line.isEmpty else { throw CLIError(message: "no secret on standard input") }
+                    secret = SecureBytes(Array(line.utf8))
+                }
+                let server = try TokenMintServer(configuration: state.configuration())
+                try server.clientDirectory.add(id: id, secret: secret, redirectURIs: redirectURIs, grants: grants)
+                let object = JSONObject([("clientId", .string(id)), ("confidential", .bool(secret != nil)),
+                                         ("redirectUris", .array(redirectURIs.map { .string($0) })), ("grants", .array(grants.map { .string($0) }))])
+                try Output.line(String(decoding: JSONWriter.encode(.object(object)), as: UTF8.self))
+            }
+        }
+    }
+}
+#endif
