@@ -9,6 +9,8 @@ import Foundation
 //   Server          TokenMintServer (`tokenmint serve` on Hummingbird 2): the
 //                   WhitelabelPay REST backend, the OAuth server, the user-token
 //                   exchange, and the CLI's `serve` command
+//   HTTPClient      TokenMintHTTP (AsyncHTTPClient): the WhitelabelPay backend
+//                   over HTTP, and the CLI's --backend and desk commands
 //   StrictWarnings  every warning in TokenMint's own targets is an error
 //                   (the test command turns it on; dependencies are untouched)
 // `swift build --traits Postgres,StrictWarnings`; a consumer names them on its
@@ -36,6 +38,8 @@ let package = Package(
         .library(name: "TokenMintAuth", targets: ["TokenMintAuth"]),
         // The verifier store on PostgreSQL; empty unless the Postgres trait is on.
         .library(name: "TokenMintPostgres", targets: ["TokenMintPostgres"]),
+        // The HTTP clients (WhitelabelPay backend, …); empty unless the HTTPClient trait is on.
+        .library(name: "TokenMintHTTP", targets: ["TokenMintHTTP"]),
         // The HTTP server behind `tokenmint serve`; empty unless the Server trait is on.
         .library(name: "TokenMintServer", targets: ["TokenMintServer"]),
         .executable(name: "tokenmint", targets: ["tokenmint"]),
@@ -43,6 +47,7 @@ let package = Package(
     traits: [
         .trait(name: "Postgres", description: "TokenMintPostgres: the payment verifier's store on PostgreSQL (postgres-nio), and the CLI's --postgres options."),
         .trait(name: "Server", description: "TokenMintServer: `tokenmint serve` on Hummingbird 2 (the WhitelabelPay REST backend, OAuth server, user-token exchange)."),
+        .trait(name: "HTTPClient", description: "TokenMintHTTP: the WhitelabelPay backend over HTTP on AsyncHTTPClient, and the CLI's --backend and desk commands."),
         .trait(name: "StrictWarnings", description: "Treat every warning in TokenMint's own targets as an error."),
         .default(enabledTraits: []),
     ],
@@ -53,6 +58,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
@@ -92,7 +99,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintPay",
-            dependencies: ["TokenMintCore", "TokenMintCrypto", "TokenMintStore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["TokenMintCore", "TokenMintCrypto", "TokenMintJOSE", "TokenMintStore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintCBOR",
@@ -137,6 +144,15 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
         .target(
+            name: "TokenMintHTTP",
+            dependencies: [
+                "TokenMintCore", "TokenMintPay",
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["HTTPClient"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["HTTPClient"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["HTTPClient"])),
+            ],
+            swiftSettings: strictSettings),
+        .target(
             name: "TokenMintVectors",
             dependencies: ["TokenMintCore", "TokenMintCrypto", "TokenMintJOSE", "TokenMintAztec"],
             swiftSettings: strictSettings),
@@ -147,6 +163,7 @@ let package = Package(
                 "TokenMintVectors",
                 .target(name: "TokenMintPostgres", condition: .when(traits: ["Postgres"])),
                 .target(name: "TokenMintServer", condition: .when(traits: ["Server"])),
+                .target(name: "TokenMintHTTP", condition: .when(traits: ["HTTPClient"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings),
@@ -161,7 +178,7 @@ let package = Package(
         .testTarget(
             name: "TokenMintServerTests",
             dependencies: [
-                "TokenMintServer", "TokenMintPay", "TokenMintJOSE", "TokenMintCrypto", "TokenMintCore",
+                "TokenMintServer", "TokenMintHTTP", "TokenMintPay", "TokenMintAuth", "TokenMintStore", "TokenMintJOSE", "TokenMintCrypto", "TokenMintCore",
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log"),
             ],

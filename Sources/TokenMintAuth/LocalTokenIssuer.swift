@@ -186,9 +186,44 @@ public actor LocalTokenIssuer {
     /// Rotates a refresh token: the presented one is spent and a new pair
     /// issued. Presenting a spent token revokes its whole family.
     public func refresh(_ refreshToken: String) throws(TokenMintError) -> OAuthToken {
+        try rotate(refreshToken, clientID: nil)
+    }
+
+    /// Rotates a refresh token presented by the OAuth client `clientID`, as
+    /// `refresh(_:)` does; a token issued to another client is refused
+    /// (`refreshTokenInvalid`) and left as it was: neither spent nor its
+    /// family revoked.
+    public func refresh(_ refreshToken: String, clientID: String) throws(TokenMintError) -> OAuthToken {
+        try rotate(refreshToken, clientID: clientID)
+    }
+
+    /// Revokes the family of a refresh token issued to `clientID` (RFC 7009):
+    /// the token and every other refresh token of its family stop working at
+    /// once. An unknown token, or a token of another client, changes nothing.
+    /// Access tokens are short-lived signed JWTs checked without the store:
+    /// they cannot be revoked and stay valid until they expire.
+    /// - Returns: Whether a family was revoked.
+    @discardableResult
+    public func revoke(refreshToken: String, clientID: String) throws(TokenMintError) -> Bool {
+        let name = LocalTokenIssuer.hashName(refreshToken)
+        let revoked: RefreshRecord? = try transaction { tx in
+            guard let data = try tx.value(name), let record = try? JSONDecoder().decode(RefreshRecord.self, from: Data(data)),
+                record.clientID.utf8.elementsEqual(clientID.utf8)
+            else { return nil }
+            try tx.setValue("auth.revoked." + record.family, [1])
+            return record
+        }
+        guard let revoked else { return false }
+        logger.notice("refresh token family revoked", metadata: ["account": "\(revoked.account)", "client_id": "\(revoked.clientID)", "family": "\(revoked.family)"])
+        return true
+    }
+
+    func rotate(_ refreshToken: String, clientID: String?) throws(TokenMintError) -> OAuthToken {
         let name = LocalTokenIssuer.hashName(refreshToken)
         let now = clock()
-        enum Outcome { case fresh(RefreshRecord, OAuthToken), reused(RefreshRecord), revoked(RefreshRecord), expired(RefreshRecord), unknown }
+        enum Outcome {
+            case fresh(RefreshRecord, OAuthToken), reused(RefreshRecord), revoked(RefreshRecord), expired(RefreshRecord), otherClient(RefreshRecord), unknown
+        }
         // One transaction decides and writes: spending the token together with
         // its successor (so a failed commit spends nothing), or revoking the
         // family on reuse, committed before the error is thrown.
@@ -196,6 +231,7 @@ public actor LocalTokenIssuer {
             guard let data = try tx.value(name), var record = try? JSONDecoder().decode(RefreshRecord.self, from: Data(data)) else {
                 return .unknown
             }
+            if let clientID, !record.clientID.utf8.elementsEqual(clientID.utf8) { return .otherClient(record) }
             if try tx.value("auth.revoked." + record.family) != nil { return .revoked(record) }
             if record.used {
                 try tx.setValue("auth.revoked." + record.family, [1])
@@ -218,6 +254,9 @@ public actor LocalTokenIssuer {
         case .revoked(let r):
             throw refused(TokenMintError(.auth.refreshTokenInvalid, "the token's family was revoked"), ["account": "\(r.account)", "family": "\(r.family)"])
         case .expired(let r): throw refused(TokenMintError(.auth.refreshTokenInvalid, "the refresh token expired"), ["account": "\(r.account)"])
+        case .otherClient(let r):
+            throw refused(TokenMintError(.auth.refreshTokenInvalid, "the refresh token was issued to another client"),
+                          ["account": "\(r.account)", "client_id": "\(r.clientID)"])
         case .unknown: throw refused(TokenMintError(.auth.refreshTokenInvalid, "unknown refresh token"))
         }
     }

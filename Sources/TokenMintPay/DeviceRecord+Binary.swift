@@ -1,11 +1,12 @@
 extension WhitelabelPay.DeviceRecord {
-    /// The sealed form: `TMD1`, then each field in a fixed order — strings as
+    /// The sealed form: `TMD2`, then each field in a fixed order — strings as
     /// a 2-byte big-endian length and UTF-8, integers as 8 bytes big-endian,
-    /// flags as one byte — and nothing after. Read back strictly: any other
+    /// flags as one byte — and nothing after. `TMD1` records (written before
+    /// server grants existed) lack the last three integers and still open. Read back strictly: any other
     /// length, tag or flag value is not a record. (Compact and fast: the
     /// record is opened and resealed in every minting transaction.)
     var encoded: [UInt8] {
-        var out: [UInt8] = Array("TMD1".utf8)
+        var out: [UInt8] = Array("TMD2".utf8)
         out.reserveCapacity(128 + means.count * 40)
         func string(_ s: String) {
             let bytes = Array(s.utf8)
@@ -30,6 +31,9 @@ extension WhitelabelPay.DeviceRecord {
             string(item.id)
             out.append(item.isActive ? 1 : 0)
         }
+        integer(grantEnd)
+        integer(grantNotAfter)
+        integer(lastEventID)
         return out
     }
 
@@ -53,7 +57,7 @@ extension WhitelabelPay.DeviceRecord {
             guard let byte = take(1)?[0], byte <= 1 else { return nil }
             return byte == 1
         }
-        guard let magic = take(4), Array(magic) == Array("TMD1".utf8),
+        guard let magic = take(4).map(Array.init), magic == Array("TMD1".utf8) || magic == Array("TMD2".utf8),
             let store = string(), let environment = string(), let state = string(), let hasKey = flag()
         else { return nil }
         var deviceKey: String?
@@ -70,9 +74,14 @@ extension WhitelabelPay.DeviceRecord {
             guard let id = string(), let active = flag() else { return nil }
             means.append(PaymentMeans(id: id, isActive: active))
         }
+        var grant: (end: Int64, notAfter: Int64, lastEvent: Int64) = (0, 0, 0)
+        if magic == Array("TMD2".utf8) {
+            guard let end = integer(), let notAfter = integer(), let lastEvent = integer() else { return nil }
+            grant = (end, notAfter, lastEvent)
+        }
         guard index == bytes.count else { return nil }
         self.init(store: store, environment: environment, state: state, deviceKey: deviceKey, online: online,
                   serverOffset: serverOffset, offlineMinted: minted, offlineSequence: sequence, offlineLimit: limitValue,
-                  wasted: wasted, means: means)
+                  wasted: wasted, means: means, grantEnd: grant.end, grantNotAfter: grant.notAfter, lastEventID: grant.lastEvent)
     }
 }

@@ -19,13 +19,13 @@ public struct LocalBackend: WhitelabelPayBackend {
     }
 
     /// Accepts any enrolment.
-    public func enrol(_ token: EnrolmentToken) async throws -> Int64 { clock.now() }
+    public func enrol(_ token: EnrolmentToken, device: WhitelabelPayDevice) async throws -> Int64 { clock.now() }
 
     /// ``unsignedPart``, or `on.<meansId>.<16 random base64url characters>`.
-    public func issueUnsignedToken(paymentMeansID: String) async throws -> (unsigned: String, serverTime: Int64) {
+    public func issueUnsignedToken(paymentMeansID: String, device: WhitelabelPayDevice) async throws -> (unsigned: String, serverTime: Int64) {
         (unsignedPart ?? "on.\(paymentMeansID).\(B64.random(12))", clock.now())
     }
 
     /// Accepts any deactivation.
-    public func deactivate(paymentMeansID: String) async throws {}
+    public func deactivate(paymentMeansID: String, device: WhitelabelPayDevice) async throws {}
 }

@@ -37,6 +37,12 @@ extension TokenMintError.Code {
         /// An online token whose unsigned part the verifier's store never
         /// issued to the device.
         public var notIssued: TokenMintError.Code { .init(domain: "pay", name: "notIssued") }
+        /// The backend could not be reached (no connection, a timeout, a 5xx):
+        /// the SDK mints offline within its quota instead.
+        public var backendUnreachable: TokenMintError.Code { .init(domain: "pay", name: "backendUnreachable") }
+        /// The backend answered and refused the request (its error name and
+        /// message are in the reason).
+        public var backendRefused: TokenMintError.Code { .init(domain: "pay", name: "backendRefused") }
         /// The device's stored state or configuration failed its
         /// authentication: edited, corrupted or partly deleted outside the SDK.
         public var tampered: TokenMintError.Code { .init(domain: "pay", name: "tampered") }

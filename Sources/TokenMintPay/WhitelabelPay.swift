@@ -19,6 +19,7 @@ public actor WhitelabelPay {
     let logger: Logger
     let logFile: String?
     private var monitor: Task<Void, Never>?
+    private var pushListener: Task<Void, Never>?
     private var monitorContinuation: AsyncStream<WhitelabelPayUpdate>.Continuation?
     private var currentToken: PaymentToken?
     // Read-through caches of what only this instance writes (the quota
@@ -50,6 +51,13 @@ public actor WhitelabelPay {
         var offlineLimit: Int
         var wasted: Int64 = 0
         var means: [PaymentMeans] = []
+        /// The last counter value of the server's latest offline grant (0:
+        /// no server grants; the quota alone bounds offline minting).
+        var grantEnd: Int64 = 0
+        /// The last moment a token of that grant may be dated.
+        var grantNotAfter: Int64 = 0
+        /// The last push event received from the server's stream.
+        var lastEventID: Int64 = 0
     }
 
     /// Opens the SDK over `store`.
@@ -116,7 +124,8 @@ public actor WhitelabelPay {
             throw TokenMintError(.pay.tampered, "the device state belongs to another store")
         }
         guard record.offlineMinted >= 0, record.offlineSequence >= record.offlineMinted || record.offlineSequence >= 0,
-            record.offlineLimit >= 0, record.wasted >= 0, WhitelabelPayState(rawValue: record.state) != nil
+            record.offlineLimit >= 0, record.wasted >= 0, record.grantEnd >= 0, record.lastEventID >= 0,
+            WhitelabelPayState(rawValue: record.state) != nil
         else { throw TokenMintError(.pay.tampered, "the device state holds impossible values") }
         return record
     }
@@ -206,14 +215,29 @@ public actor WhitelabelPay {
             record.deviceKey = Base64URL.encode(key.publicKey.rawRepresentation)
             return key
         }
-        let token = EnrolmentToken(tenant: configuration.tenantID, publicKey: key.publicKey, referenceID: configuration.referenceID)
+        let device = self.device(key)
+        let token = device.enrolmentToken
         if try state == .inactive {
             try setState(.onboarding)
-            let serverTime = try await backendCall(.pay.enrollmentError, "the backend refused the enrolment") { try await backend.enrol(token) }
+            let serverTime = try await backendCall(.pay.enrollmentError, "the backend refused the enrolment") { try await backend.enrol(token, device: device) }
             try learnServerTime(serverTime)
             try setState(.activating)
         }
         return token
+    }
+
+    /// The device as the backend sees it.
+    func device(_ key: Ed25519.PrivateKey) -> WhitelabelPayDevice {
+        WhitelabelPayDevice(
+            enrolmentToken: EnrolmentToken(tenant: configuration.tenantID, publicKey: key.publicKey, referenceID: configuration.referenceID),
+            key: key, authorizedParty: configuration.authorizedParty, clock: clock)
+    }
+
+    /// The device's subject ID at the backend (derived from its enrolment
+    /// token: the server and the device agree on it without a round trip).
+    /// - Throws: `deviceNotEnrolled` before ``getEnrolmentToken()``.
+    public var subjectId: String {
+        get throws(TokenMintError) { device(try deviceKey()).subjectID }
     }
 
     func deviceKey() throws(TokenMintError) -> Ed25519.PrivateKey {
@@ -337,9 +361,109 @@ public actor WhitelabelPay {
         guard let index = list.firstIndex(where: { $0.id == id }) else {
             throw TokenMintError(.pay.failureToRetrievePaymentMeans, "no payment means \(id)")
         }
-        try await backendCall(.pay.failureToRetrievePaymentMeans, "the backend refused", keepingPaymentErrors: false) { try await backend.deactivate(paymentMeansID: id) }
+        let device = self.device(try deviceKey())
+        try await backendCall(.pay.failureToRetrievePaymentMeans, "the backend refused", keepingPaymentErrors: false) {
+            try await backend.deactivate(paymentMeansID: id, device: device)
+        }
         list[index].isActive = false
         try saveMeans(list)
+    }
+
+    /// Makes a payment means the active one again, at the backend and locally.
+    public func reactivatePaymentMeans(_ id: String) async throws(TokenMintError) {
+        guard try paymentMeans().contains(where: { $0.id == id }) else {
+            throw TokenMintError(.pay.failureToRetrievePaymentMeans, "no payment means \(id)")
+        }
+        let device = self.device(try deviceKey())
+        try await backendCall(.pay.failureToRetrievePaymentMeans, "the backend refused", keepingPaymentErrors: false) {
+            try await backend.reactivate(paymentMeansID: id, device: device)
+        }
+        try saveMeans(try paymentMeans().map { PaymentMeans(id: $0.id, isActive: $0.id == id) })
+    }
+
+    /// Where ``getPaymentMeans(fetchMode:)`` reads from.
+    public enum FetchMode: Sendable {
+        /// The means known locally, at once; a sync with the server runs in
+        /// the background and its failures are swallowed.
+        case fromLocalFirst
+        /// The means as the server has them now (a sync first).
+        case network
+    }
+
+    /// The payment means, local first or from the network.
+    public func getPaymentMeans(fetchMode: FetchMode = .fromLocalFirst) async throws(TokenMintError) -> [PaymentMeans] {
+        switch fetchMode {
+        case .network:
+            guard try await sync() != nil else { return try paymentMeans() }
+            return try paymentMeans()
+        case .fromLocalFirst:
+            let local = try paymentMeans()
+            if backend.confirmsState { Task { _ = try? await self.sync() } }
+            return local
+        }
+    }
+
+    /// One page of the device's transactions from the backend.
+    public func fetchTransactions(page: Int = 1, size: Int = 20, sort: [String] = []) async throws(TokenMintError) -> TransactionResponse {
+        let query = try TransactionQuery(page: page, size: size, sort: sort)
+        let device = self.device(try deviceKey())
+        return try await backendCall(.pay.failureToRetrievePaymentMeans, "the backend did not list transactions") {
+            try await backend.transactions(query, device: device)
+        }
+    }
+
+    // MARK: Sync with the server
+
+    /// Asks the server what it knows of the device and brings the device in
+    /// line: the state (active once a desk enrolled it), the payment means,
+    /// the server's time, and — because the server has confirmed the device
+    /// is back — a new offline grant and the offline count reset. Returns
+    /// nil when the backend has no server (``LocalBackend``).
+    /// - Throws: `backendUnreachable` (the device is then offline),
+    ///   `invalidEnrolmentInstance` (the device was wiped), `storeFailure`.
+    @discardableResult
+    public func sync() async throws(TokenMintError) -> WhitelabelPaySync? {
+        let device = self.device(try deviceKey())
+        let backend = self.backend
+        guard let report = try await serverCall({ try await backend.sync(device: device) }) else { return nil }
+        try learnServerTime(report.serverTime)
+        if report.enrolled, try state != .active { try setState(.active) }
+        if !report.enrolled, try state == .active { try setState(.activating) }
+        try saveMeans(report.paymentMeans)
+        var grant: WhitelabelPayGrant?
+        if report.enrolled, configuration.offlineTokenLimit > 0 {
+            let count = Int64(configuration.offlineTokenLimit)
+            grant = try await serverCall { try await backend.offlineGrant(count: count, device: device) }
+        }
+        try update { record, _ in
+            record.online = true
+            record.offlineMinted = 0
+            if let grant, grant.first >= 1, grant.count >= 1 {
+                record.offlineSequence = max(record.offlineSequence, grant.first - 1)
+                record.grantEnd = TimeArithmetic.adding(grant.first, grant.count - 1)
+                record.grantNotAfter = grant.notAfter
+            }
+        }
+        logger.info("synced", metadata: ["enrolled": "\(report.enrolled)", "grant": "\(grant?.count ?? 0)"])
+        return report
+    }
+
+    /// Calls the server: unreachable marks the device offline, an unknown
+    /// enrolment wipes it; either way the error reaches the caller.
+    func serverCall<T: Sendable>(_ body: () async throws -> T) async throws(TokenMintError) -> T {
+        do {
+            return try await body()
+        } catch {
+            let failure = (error as? TokenMintError) ?? TokenMintError(.pay.backendUnreachable, "\(error)", underlying: error)
+            if failure.code == .pay.invalidEnrolmentInstance { try reset() }
+            if failure.code == .pay.backendUnreachable { try markOfflineForServer() }
+            throw failure
+        }
+    }
+
+    func markOfflineForServer() throws(TokenMintError) {
+        try update { record, _ in record.online = false }
+        logger.info("backend unreachable: offline")
     }
 
     func saveMeans(_ list: [PaymentMeans]) throws(TokenMintError) {
@@ -359,8 +483,13 @@ public actor WhitelabelPay {
         try update { record, _ in record.online = false }
     }
 
-    /// Back online after a successful sync: the offline count resets.
+    /// Back online: the offline count resets. With a backend that confirms
+    /// state (a server), only ``sync()`` does that, when the server answers.
+    /// - Throws: `invalidConfiguration` with such a backend.
     public func markOnline(serverTime: Int64? = nil) throws(TokenMintError) {
+        guard !backend.confirmsState else {
+            throw TokenMintError(.pay.invalidConfiguration, "with a server, the device is back online when sync() reaches it")
+        }
         try update { record, _ in
             record.online = true
             record.offlineMinted = 0
@@ -371,6 +500,10 @@ public actor WhitelabelPay {
 
     /// The offline limit.
     public var offlineTokenLimit: Int { configuration.offlineTokenLimit }
+
+    /// Whether the backend is a server that confirms the device's state
+    /// (then ``sync()``, not ``markOnline(serverTime:)``, brings it back online).
+    public nonisolated var hasServer: Bool { backend.confirmsState }
 
     /// Tokens minted offline since the device was last online.
     public var offlineMintedTokenCount: Int {
@@ -421,8 +554,16 @@ public actor WhitelabelPay {
             unsigned = "off.\(means.id).\(slot.sequence).\(B64.random(9))"
             logger.info("minted offline", metadata: ["sequence": "\(slot.sequence)"])
         } else {
-            let issued = try await backendCall(.pay.failureToRetrievePaymentToken, "the backend did not issue a token") {
-                try await backend.issueUnsignedToken(paymentMeansID: means.id)
+            let device = self.device(key)
+            let issued: (unsigned: String, serverTime: Int64)
+            do {
+                issued = try await backendCall(.pay.failureToRetrievePaymentToken, "the backend did not issue a token") {
+                    try await backend.issueUnsignedToken(paymentMeansID: means.id, device: device)
+                }
+            } catch where error.code == .pay.backendUnreachable && offline == nil {
+                // Unreachable: mint offline within the quota instead of failing.
+                try markOfflineForServer()
+                return try await getPaymentToken(offline: true)
             }
             offset = try learnServerTime(issued.serverTime)
             unsigned = issued.unsigned
@@ -451,6 +592,8 @@ public actor WhitelabelPay {
     func planMint(offline: Bool?) throws(TokenMintError) -> MintPlan {
         let known = cachedKey
         let limit = Int64(configuration.offlineTokenLimit)
+        let confirmsState = backend.confirmsState
+        let now = clock.now()
         let plan = try update { record, tx -> MintPlan in
             guard record.state == WhitelabelPayState.active.rawValue else {
                 throw TokenMintError(.pay.deviceNotEnrolled, "the device is not enrolled and active")
@@ -464,6 +607,18 @@ public actor WhitelabelPay {
                 throw TokenMintError(.pay.offlineTokenLimitReached, "\(limit) tokens minted offline; reconnect to mint more")
             }
             guard record.offlineSequence < Int64.max else { throw TokenMintError(.pay.offlineTokenLimitReached, "the sequence is exhausted") }
+            if confirmsState {
+                // A server accepts offline counters only from its grants.
+                guard record.grantEnd > 0 else {
+                    throw TokenMintError(.pay.offlineTokenLimitReached, "no offline grant from the server yet; sync() while online")
+                }
+                guard record.offlineSequence < record.grantEnd else {
+                    throw TokenMintError(.pay.offlineTokenLimitReached, "the server's offline grant is used up; reconnect to mint more")
+                }
+                guard TimeArithmetic.adding(now, record.serverOffset) <= record.grantNotAfter else {
+                    throw TokenMintError(.pay.offlineTokenLimitReached, "the server's offline grant has expired; reconnect to mint more")
+                }
+            }
             record.offlineMinted += 1
             record.offlineSequence += 1
             return MintPlan(key: key, means: means, offline: (record.offlineSequence, record.serverOffset))
@@ -491,7 +646,30 @@ public actor WhitelabelPay {
                 do { try await sleep(refreshInterval) } catch { return }
             }
         }
+        pushListener = Task { [weak self] in await self?.listenForPushes() }
         return stream
+    }
+
+    /// Reads the server's push channel (when the backend has one) into
+    /// ``handlePush(_:)``, resuming after the last event received; reconnects
+    /// after a failure. An `enrolment-succeeded.v1` push is followed by a
+    /// sync, which brings the payment means and the offline grant.
+    func listenForPushes() async {
+        while !Task.isCancelled {
+            guard let key = try? deviceKey(), let after = try? record().lastEventID,
+                let events = backend.events(after: after, device: device(key))
+            else { return }
+            do {
+                for try await event in events {
+                    let type = try? handlePush(event.payload)
+                    _ = try? update { record, _ in record.lastEventID = max(record.lastEventID, event.id) }
+                    if type == .enrolmentSucceeded, backend.confirmsState { _ = try? await sync() }
+                }
+            } catch {
+                logger.info("push channel lost", metadata: ["error": "\(type(of: error))"])
+            }
+            try? await Task.sleep(nanoseconds: 2_000_000_000)
+        }
     }
 
     func refresh(refreshInterval: Int64) async {
@@ -514,6 +692,8 @@ public actor WhitelabelPay {
     public func stopMonitoringUpdates() {
         monitor?.cancel()
         monitor = nil
+        pushListener?.cancel()
+        pushListener = nil
         monitorContinuation?.finish()
         monitorContinuation = nil
     }

@@ -37,7 +37,7 @@ enum HTTPMessages {
         case "pay":
             switch code.name {
             case "storeFailure", "tampered": .internalServerError
-            case "deviceNotEnrolled": .notFound
+            case "deviceNotEnrolled", "invalidEnrolmentInstance": .notFound
             case "malformedToken", "invalidConfiguration", "failureToRetrievePaymentMeans": .badRequest
             default: .conflict
             }

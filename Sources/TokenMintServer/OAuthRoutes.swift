@@ -9,13 +9,22 @@ import Logging
 import Foundation
 
 /// The OAuth 2.0 authorization server: RFC 8414 metadata, the JWKS of the
-/// issuer, and the token endpoint. Its errors take RFC 6749's shape
-/// (`error`, `error_description`) and carry `message` as every route does.
+/// issuer, the authorization endpoint (the code flow with PKCE, in
+/// `AuthorizationEndpoint.swift`), the token endpoint (authorization code,
+/// refresh token, client credentials) and RFC 7009 revocation. Its JSON
+/// errors take RFC 6749's shape (`error`, `error_description`) and carry
+/// `message` as every route does.
 struct OAuthRoutes: Sendable {
     let issuer: LocalTokenIssuer
     let clients: ClientDirectory
+    let accounts: AccountDirectory
+    let codes: AuthorizationCodes
     let configuration: ServerConfiguration
+    let clock: @Sendable () -> Int64
     let logger: Logger
+
+    /// The form bodies the OAuth endpoints take, in bytes.
+    static let formLimit = 8192
 
     func add(to router: Router<BasicRequestContext>) {
         router.get(".well-known/oauth-authorization-server") { _, _ in metadata() }
@@ -25,17 +34,27 @@ struct OAuthRoutes: Sendable {
             headers[.cacheControl] = "max-age=300"
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: issuer.verificationKeys.json)))
         }
+        router.get("oauth/authorize") { request, _ in authorizationPage(request) }
+        router.post("oauth/authorize") { request, _ in await signIn(request) }
         router.post("oauth/token") { request, _ in await token(request) }
+        router.post("oauth/revoke") { request, _ in await revoke(request) }
     }
 
     func metadata() -> Response {
         let base = configuration.effectiveIssuer
         return HTTPMessages.json(.ok, JSONObject([
             ("issuer", .string(base)),
+            ("authorization_endpoint", .string(base + "/oauth/authorize")),
             ("token_endpoint", .string(base + "/oauth/token")),
+            ("revocation_endpoint", .string(base + "/oauth/revoke")),
             ("jwks_uri", .string(base + "/oauth/jwks")),
-            ("grant_types_supported", .array(["client_credentials"])),
-            ("token_endpoint_auth_methods_supported", .array(["client_secret_basic", "client_secret_post"])),
+            ("response_types_supported", .array(["code"])),
+            ("response_modes_supported", .array(["query"])),
+            ("code_challenge_methods_supported", .array(["S256"])),
+            ("grant_types_supported", .array(["authorization_code", "refresh_token", "client_credentials"])),
+            ("token_endpoint_auth_methods_supported", .array(["client_secret_basic", "client_secret_post", "none"])),
+            ("revocation_endpoint_auth_methods_supported", .array(["client_secret_basic", "client_secret_post", "none"])),
+            ("authorization_response_iss_parameter_supported", .bool(true)),
             ("scopes_supported", .array([.string(DeskAuthenticator.scope)])),
         ]))
     }
@@ -49,14 +68,21 @@ struct OAuthRoutes: Sendable {
                                  headers: headers)
     }
 
+    /// The form body of a request, or the RFC 6749 error answering it.
+    static func form(_ request: Request) async -> Result<FormBody, TokenMintError> {
+        do {
+            return .success(try FormBody(try await HTTPMessages.body(request, limit: formLimit, contentType: "application/x-www-form-urlencoded")))
+        } catch {
+            return .failure(error)
+        }
+    }
+
     /// `POST /oauth/token`.
     func token(_ request: Request) async -> Response {
         let form: FormBody
-        do {
-            form = try FormBody(try await HTTPMessages.body(request, limit: 8192, contentType: "application/x-www-form-urlencoded"))
-        } catch {
-            let status = HTTPMessages.status(for: error.code)
-            return Self.failure(status == .badRequest ? .badRequest : status, "invalid_request", error.reason)
+        switch await Self.form(request) {
+        case .success(let body): form = body
+        case .failure(let error): return Self.failure(HTTPMessages.status(for: error.code), "invalid_request", error.reason)
         }
         guard let grant = form["grant_type"] else { return Self.failure(.badRequest, "invalid_request", "grant_type is missing") }
         let client: ClientDirectory.Client
@@ -82,21 +108,118 @@ struct OAuthRoutes: Sendable {
                 logger.error("token endpoint failed", metadata: ["code": "\(error.code)"])
                 return Self.failure(.internalServerError, "server_error", "the server failed")
             }
+        case "authorization_code":
+            return await codeGrant(form, client)
+        case "refresh_token":
+            return await refreshGrant(form, client)
         default:
             return Self.failure(.badRequest, "unsupported_grant_type", "grant \(grant.prefix(64)) is not supported")
         }
     }
 
-    func tokenResponse(_ token: OAuthToken, scope: String) -> Response {
+    /// RFC 6749 §4.1.3 with RFC 7636 §4.6: the code is taken (so a second
+    /// use finds it gone), then checked against the client, the redirect URI
+    /// and the PKCE verifier.
+    func codeGrant(_ form: FormBody, _ client: ClientDirectory.Client) async -> Response {
+        guard let code = form["code"], let redirectURI = form["redirect_uri"], let verifier = form["code_verifier"] else {
+            return Self.failure(.badRequest, "invalid_request", "code, redirect_uri and code_verifier are required")
+        }
+        guard (43...128).contains(verifier.utf8.count), verifier.utf8.allSatisfy(Self.isUnreserved) else {
+            return Self.failure(.badRequest, "invalid_request", "code_verifier is 43 to 128 characters of A-Z a-z 0-9 - . _ ~")
+        }
+        let grant: AuthorizationCodes.Grant?
+        do { grant = try codes.redeem(code, now: clock()) } catch {
+            logger.error("token endpoint failed", metadata: ["code": "\(error.code)"])
+            return Self.failure(.internalServerError, "server_error", "the server failed")
+        }
+        guard let grant else { return Self.failure(.badRequest, "invalid_grant", "the code is unknown, used or expired") }
+        guard Self.same(grant.clientID, client.id), Self.same(grant.redirectURI, redirectURI) else {
+            logger.info("code refused", metadata: ["client_id": "\(client.id)", "reason": "another client or redirect URI"])
+            return Self.failure(.badRequest, "invalid_grant", "the code was issued to another client or redirect URI")
+        }
+        let computed = Array(Base64URL.encode(HashFunction.sha256.hash(Array(verifier.utf8))).utf8)
+        guard ConstantTime.equals(computed, Array(grant.challenge.utf8)) else {
+            logger.info("code refused", metadata: ["client_id": "\(client.id)", "reason": "PKCE verifier mismatch"])
+            return Self.failure(.badRequest, "invalid_grant", "code_verifier does not match the code_challenge")
+        }
+        do {
+            let token = try await issuer.issue(account: grant.username, clientID: client.id, scopes: grant.scopes)
+            logger.info("token issued", metadata: ["grant": "authorization_code", "client_id": "\(client.id)", "account": "\(grant.username)"])
+            return tokenResponse(token, scope: grant.scopes.joined(separator: " "), refresh: client.grants.contains("refresh_token"))
+        } catch {
+            logger.error("token endpoint failed", metadata: ["code": "\(error.code)"])
+            return Self.failure(.internalServerError, "server_error", "the server failed")
+        }
+    }
+
+    /// RFC 6749 §6: the refresh token is rotated (single use; presenting a
+    /// spent one revokes its family). The scope stays the one granted; a
+    /// `scope` parameter is not used to narrow it.
+    func refreshGrant(_ form: FormBody, _ client: ClientDirectory.Client) async -> Response {
+        guard let presented = form["refresh_token"], presented.utf8.count <= 512 else {
+            return Self.failure(.badRequest, "invalid_request", "refresh_token is missing")
+        }
+        do {
+            let token = try await issuer.refresh(presented, clientID: client.id)
+            let scopes = (try? await issuer.verify(token.accessToken))?.claims.scopes ?? []
+            logger.info("token refreshed", metadata: ["client_id": "\(client.id)", "account": "\(token.account)"])
+            return tokenResponse(token, scope: scopes.joined(separator: " "), refresh: true)
+        } catch {
+            guard error.code == .auth.refreshTokenInvalid || error.code == .auth.refreshTokenReused else {
+                logger.error("token endpoint failed", metadata: ["code": "\(error.code)"])
+                return Self.failure(.internalServerError, "server_error", "the server failed")
+            }
+            return Self.failure(.badRequest, "invalid_grant", error.reason)
+        }
+    }
+
+    /// `POST /oauth/revoke` (RFC 7009): revoking a refresh token revokes its
+    /// whole family. Access tokens are short-lived signed JWTs and are not
+    /// revocable; presenting one, an unknown token or another client's token
+    /// changes nothing. A well-formed request from an authenticated client
+    /// is answered 200 with an empty body whatever the token was (§2.2).
+    func revoke(_ request: Request) async -> Response {
+        let form: FormBody
+        switch await Self.form(request) {
+        case .success(let body): form = body
+        case .failure(let error): return Self.failure(HTTPMessages.status(for: error.code), "invalid_request", error.reason)
+        }
+        let client: ClientDirectory.Client
+        switch authenticateClient(request, form) {
+        case .success(let authenticated): client = authenticated
+        case .failure(let error): return Self.failure(.unauthorized, "invalid_client", error.reason)
+        }
+        guard let token = form["token"], token.utf8.count <= 4096 else { return Self.failure(.badRequest, "invalid_request", "token is missing") }
+        do { try await issuer.revoke(refreshToken: token, clientID: client.id) } catch {
+            logger.error("revocation failed", metadata: ["code": "\(error.code)"])
+            return Self.failure(.internalServerError, "server_error", "the server failed")
+        }
+        return Response(status: .ok, headers: [.cacheControl: "no-store"])
+    }
+
+    func tokenResponse(_ token: OAuthToken, scope: String, refresh: Bool = false) -> Response {
         var body = JSONObject([("access_token", .string(token.accessToken)), ("token_type", .string("Bearer")),
-                               ("expires_in", .number(max(0, token.expiresAt - Int64(Date().timeIntervalSince1970)))),
-                               ("scope", .string(scope))])
-        if let refresh = token.refreshToken { body.set("refresh_token", .string(refresh)) }
+                               ("expires_in", .number(max(0, token.expiresAt - Int64(Date().timeIntervalSince1970))))])
+        if !scope.isEmpty { body.set("scope", .string(scope)) }
+        if refresh, let refreshToken = token.refreshToken { body.set("refresh_token", .string(refreshToken)) }
         return HTTPMessages.json(.ok, body, headers: [HTTPField.Name("Pragma")!: "no-cache"])
+    }
+
+    /// Byte-for-byte equality (`==` on strings compares canonical equivalents equal).
+    static func same(_ a: String, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
+
+    /// RFC 3986 unreserved: `A-Z a-z 0-9 - . _ ~` (the PKCE verifier's alphabet).
+    static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E, 0x5F, 0x7E: true
+        default: false
+        }
     }
 
     /// RFC 6749 §2.3.1: HTTP Basic with the form-encoded ID and secret, or
     /// `client_id` and `client_secret` in the body — one of them, not both.
+    /// A public client (§2.1, registered without a secret) names itself with
+    /// `client_id` alone; a confidential client must authenticate.
     func authenticateClient(_ request: Request, _ form: FormBody) -> Result<ClientDirectory.Client, TokenMintError> {
         var id = form["client_id"]
         var secret = form["client_secret"]
@@ -111,7 +234,18 @@ struct OAuthRoutes: Sendable {
             id = user
             secret = password
         }
-        guard let id, let secret else { return .failure(TokenMintError(.server.unauthorized, "no client credentials")) }
+        guard let id else { return .failure(TokenMintError(.server.unauthorized, "no client credentials")) }
+        guard let secret else {
+            do {
+                guard id.utf8.count <= 128, let client = try clients.client(id), !client.isConfidential else {
+                    logger.info("client refused", metadata: ["client_id": "\(SafeText.escaped(id.prefix(64)))"])
+                    return .failure(TokenMintError(.server.unauthorized, "unknown client, or a confidential client without its secret"))
+                }
+                return .success(client)
+            } catch {
+                return .failure(error)
+            }
+        }
         do {
             guard let client = try clients.authenticate(id, secret: SecureBytes(Array(secret.utf8))) else {
                 logger.info("client refused", metadata: ["client_id": "\(SafeText.escaped(id.prefix(64)))"])

@@ -15,7 +15,7 @@ enum OpenAPIDocument {
  "info": {
   "title": "TokenMint server",
   "version": "1.0.0",
-  "description": "The WhitelabelPay REST API, the OAuth 2.0 authorization server and the health check of `tokenmint serve`. Every error is `{\"error\": code, \"message\": text}`."
+  "description": "The WhitelabelPay REST API, the OAuth 2.0 authorization server and the health check of `tokenmint serve`. Every error is `{\"error\": code, \"message\": text}`, except at the browser-facing authorization endpoint (`/oauth/authorize`), which answers with HTML pages (or RFC 6749's JSON error for a client that accepts only JSON)."
  },
  "servers": [
   {
@@ -95,10 +95,217 @@ enum OpenAPIDocument {
     }
    }
   },
+  "/oauth/authorize": {
+   "get": {
+    "operationId": "authorize",
+    "summary": "Authorization endpoint: the sign-in form (RFC 6749 \u00a74.1, PKCE S256 only)",
+    "description": "A valid request gets an HTML sign-in form that posts back here. An unknown client or a redirect URI that is not registered is refused here (400), never redirected; any other error is sent to the redirect URI.",
+    "parameters": [
+     {
+      "name": "response_type",
+      "in": "query",
+      "required": true,
+      "schema": {
+       "type": "string",
+       "enum": [
+        "code"
+       ]
+      },
+      "description": "`code` (anything else is sent back as `unsupported_response_type`)"
+     },
+     {
+      "name": "client_id",
+      "in": "query",
+      "required": true,
+      "schema": {
+       "type": "string",
+       "maxLength": 128
+      },
+      "description": "A registered client"
+     },
+     {
+      "name": "redirect_uri",
+      "in": "query",
+      "required": true,
+      "schema": {
+       "type": "string",
+       "maxLength": 512
+      },
+      "description": "One of the client's registered redirect URIs, byte for byte (a loopback URI `http://127.0.0.1/...` or `http://[::1]/...` with any port, RFC 8252 \u00a77.3)"
+     },
+     {
+      "name": "code_challenge",
+      "in": "query",
+      "required": true,
+      "schema": {
+       "type": "string",
+       "pattern": "^[A-Za-z0-9_-]{43,128}$"
+      },
+      "description": "PKCE: BASE64URL(SHA-256(code_verifier)) (RFC 7636)"
+     },
+     {
+      "name": "code_challenge_method",
+      "in": "query",
+      "required": true,
+      "schema": {
+       "type": "string",
+       "enum": [
+        "S256"
+       ]
+      },
+      "description": "Only S256"
+     },
+     {
+      "name": "state",
+      "in": "query",
+      "required": false,
+      "schema": {
+       "type": "string",
+       "maxLength": 512
+      },
+      "description": "Echoed in the redirect"
+     },
+     {
+      "name": "scope",
+      "in": "query",
+      "required": false,
+      "schema": {
+       "type": "string"
+      },
+      "description": "Space-separated scope tokens (not wlp.desk)"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The sign-in form",
+      "content": {
+       "text/html": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "303": {
+      "description": "An error sent back to the client",
+      "headers": {
+       "Location": {
+        "description": "The client's redirect URI with `code`, `state` and `iss` (RFC 9207), or with `error`, `error_description`, `state` and `iss`",
+        "required": true,
+        "schema": {
+         "type": "string",
+         "format": "uri"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "Unknown client, or a missing or unregistered redirect URI: shown to the user, not redirected",
+      "content": {
+       "text/html": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/OAuthError"
+        }
+       }
+      }
+     }
+    }
+   },
+   "post": {
+    "operationId": "authorizeSignIn",
+    "summary": "Authorization endpoint: sign in and get a code",
+    "description": "The request is checked again with the credentials. Right ones: 303 to the redirect URI with a single-use code (60 s). Wrong ones: the form again (401).",
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/x-www-form-urlencoded": {
+       "schema": {
+        "$ref": "#/components/schemas/AuthorizeForm"
+       }
+      }
+     }
+    },
+    "responses": {
+     "303": {
+      "description": "The code (or an error) sent back to the client",
+      "headers": {
+       "Location": {
+        "description": "The client's redirect URI with `code`, `state` and `iss` (RFC 9207), or with `error`, `error_description`, `state` and `iss`",
+        "required": true,
+        "schema": {
+         "type": "string",
+         "format": "uri"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "Unknown client, or a missing or unregistered redirect URI, or a malformed form",
+      "content": {
+       "text/html": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/OAuthError"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "Wrong username or password: the form again, with a message",
+      "content": {
+       "text/html": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "413": {
+      "description": "Body too large",
+      "content": {
+       "text/html": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/OAuthError"
+        }
+       }
+      }
+     },
+     "415": {
+      "description": "Wrong content type",
+      "content": {
+       "text/html": {
+        "schema": {
+         "type": "string"
+        }
+       },
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/OAuthError"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
   "/oauth/token": {
    "post": {
     "operationId": "token",
-    "summary": "Token endpoint (RFC 6749 \u00a73.2)",
+    "summary": "Token endpoint (RFC 6749 \u00a73.2): authorization_code with PKCE, refresh_token (rotated), client_credentials",
     "security": [
      {},
      {
@@ -128,6 +335,74 @@ enum OpenAPIDocument {
      },
      "400": {
       "description": "RFC 6749 error",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/OAuthError"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "invalid_client",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/OAuthError"
+        }
+       }
+      }
+     },
+     "413": {
+      "description": "Body too large",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/OAuthError"
+        }
+       }
+      }
+     },
+     "415": {
+      "description": "Wrong content type",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/OAuthError"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/oauth/revoke": {
+   "post": {
+    "operationId": "revoke",
+    "summary": "Token revocation (RFC 7009)",
+    "description": "Revoking a refresh token revokes its whole family. Access tokens are short-lived JWTs and are not revocable; an unknown token or another client's token changes nothing. A well-formed request is answered 200 with an empty body.",
+    "security": [
+     {},
+     {
+      "clientBasic": []
+     }
+    ],
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/x-www-form-urlencoded": {
+       "schema": {
+        "$ref": "#/components/schemas/RevokeRequest"
+       }
+      }
+     }
+    },
+    "responses": {
+     "200": {
+      "description": "Revoked, or nothing to revoke (empty body)"
+     },
+     "400": {
+      "description": "invalid_request",
       "content": {
        "application/json": {
         "schema": {
@@ -1065,7 +1340,9 @@ enum OpenAPIDocument {
        "unauthorized_client",
        "unsupported_grant_type",
        "invalid_scope",
-       "server_error"
+       "server_error",
+       "unsupported_response_type",
+       "unsupported_token_type"
       ]
      },
      "error_description": {
@@ -1106,6 +1383,57 @@ enum OpenAPIDocument {
      },
      "jwks_uri": {
       "type": "string"
+     },
+     "authorization_endpoint": {
+      "type": "string"
+     },
+     "revocation_endpoint": {
+      "type": "string"
+     },
+     "response_types_supported": {
+      "type": "array",
+      "items": {
+       "type": "string"
+      }
+     },
+     "response_modes_supported": {
+      "type": "array",
+      "items": {
+       "type": "string"
+      }
+     },
+     "code_challenge_methods_supported": {
+      "type": "array",
+      "items": {
+       "type": "string"
+      }
+     },
+     "grant_types_supported": {
+      "type": "array",
+      "items": {
+       "type": "string"
+      }
+     },
+     "token_endpoint_auth_methods_supported": {
+      "type": "array",
+      "items": {
+       "type": "string"
+      }
+     },
+     "revocation_endpoint_auth_methods_supported": {
+      "type": "array",
+      "items": {
+       "type": "string"
+      }
+     },
+     "scopes_supported": {
+      "type": "array",
+      "items": {
+       "type": "string"
+      }
+     },
+     "authorization_response_iss_parameter_supported": {
+      "type": "boolean"
      }
     }
    },
@@ -1133,7 +1461,12 @@ enum OpenAPIDocument {
     ],
     "properties": {
      "grant_type": {
-      "type": "string"
+      "type": "string",
+      "enum": [
+       "authorization_code",
+       "refresh_token",
+       "client_credentials"
+      ]
      },
      "scope": {
       "type": "string"
@@ -1143,6 +1476,23 @@ enum OpenAPIDocument {
      },
      "client_secret": {
       "type": "string"
+     },
+     "code": {
+      "type": "string",
+      "description": "authorization_code: the code from the redirect"
+     },
+     "redirect_uri": {
+      "type": "string",
+      "description": "authorization_code: the redirect URI of the authorization request"
+     },
+     "code_verifier": {
+      "type": "string",
+      "pattern": "^[A-Za-z0-9._~-]{43,128}$",
+      "description": "authorization_code: the PKCE verifier"
+     },
+     "refresh_token": {
+      "type": "string",
+      "description": "refresh_token: the refresh token (single use: rotated)"
      }
     }
    },
@@ -1459,6 +1809,85 @@ enum OpenAPIDocument {
       "items": {
        "type": "string"
       }
+     }
+    }
+   },
+   "AuthorizeForm": {
+    "type": "object",
+    "description": "The sign-in form: the authorization request's parameters (as in the GET) with the account's credentials",
+    "required": [
+     "response_type",
+     "client_id",
+     "redirect_uri",
+     "code_challenge",
+     "code_challenge_method",
+     "username",
+     "password"
+    ],
+    "properties": {
+     "response_type": {
+      "type": "string",
+      "enum": [
+       "code"
+      ]
+     },
+     "client_id": {
+      "type": "string",
+      "maxLength": 128
+     },
+     "redirect_uri": {
+      "type": "string",
+      "maxLength": 512
+     },
+     "code_challenge": {
+      "type": "string",
+      "pattern": "^[A-Za-z0-9_-]{43,128}$"
+     },
+     "code_challenge_method": {
+      "type": "string",
+      "enum": [
+       "S256"
+      ]
+     },
+     "state": {
+      "type": "string",
+      "maxLength": 512
+     },
+     "scope": {
+      "type": "string"
+     },
+     "username": {
+      "type": "string",
+      "maxLength": 64
+     },
+     "password": {
+      "type": "string",
+      "format": "password",
+      "maxLength": 1024
+     }
+    }
+   },
+   "RevokeRequest": {
+    "type": "object",
+    "required": [
+     "token"
+    ],
+    "properties": {
+     "token": {
+      "type": "string"
+     },
+     "token_type_hint": {
+      "type": "string",
+      "enum": [
+       "refresh_token",
+       "access_token"
+      ]
+     },
+     "client_id": {
+      "type": "string"
+     },
+     "client_secret": {
+      "type": "string"
      }
     }
    }

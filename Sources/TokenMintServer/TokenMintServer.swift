@@ -31,6 +31,7 @@ public struct TokenMintServer: Sendable {
     let store: SQLiteStore
     let issuer: LocalTokenIssuer
     let clients: ClientDirectory
+    let accounts: AccountDirectory
     let directory: PaymentDirectory
     let verifier: PaymentTokenVerifier
     let hub = EventHub()
@@ -73,6 +74,7 @@ public struct TokenMintServer: Sendable {
         self.store = store
         self.issuer = issuer
         self.clients = ClientDirectory(store: store)
+        self.accounts = AccountDirectory(store: store)
         self.directory = PaymentDirectory(store: store)
         self.verifier = verifier
         self.logger = logger
@@ -81,6 +83,9 @@ public struct TokenMintServer: Sendable {
 
     /// The OAuth clients of this server's store (`tokenmint serve client add`).
     public var clientDirectory: ClientDirectory { clients }
+
+    /// The accounts that sign in at `/oauth/authorize` (`tokenmint serve account add`).
+    public var accountDirectory: AccountDirectory { accounts }
 
     /// The routes, with the error middleware in front.
     func router(pollInterval: Duration = .seconds(15)) -> Router<BasicRequestContext> {
@@ -97,7 +102,8 @@ public struct TokenMintServer: Sendable {
         let devices = DeviceAuthenticator(audience: configuration.effectiveIssuer, authorizedParty: configuration.authorizedParty, ledger: store, clock: clock)
         WhitelabelPayRoutes(directory: directory, verifier: verifier, devices: devices, desks: DeskAuthenticator(issuer: issuer), hub: hub,
                             configuration: configuration, clock: clock, logger: logger, pollInterval: pollInterval).add(to: router)
-        OAuthRoutes(issuer: issuer, clients: clients, configuration: configuration, logger: logger).add(to: router)
+        OAuthRoutes(issuer: issuer, clients: clients, accounts: accounts, codes: AuthorizationCodes(store: store), configuration: configuration,
+                    clock: clock, logger: logger).add(to: router)
         return router
     }
 

@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
 import TokenMint
+#if HTTPClient
+import TokenMintHTTP
+#endif
 
 /// The folder holding a device's state: `store.sqlite` (sealed), `master.key`
 /// (0600; or the key in TOKENMINT_MASTER_KEY), `ledger.sqlite` for the verifier side.
@@ -45,21 +48,54 @@ struct StoreOptions: ParsableArguments {
             let legacy = object["legacyTenant"] as? Bool
         else { throw TokenMintError(.pay.tampered, "the configuration in \(quoted(self.store)) is incomplete") }
         let configuration = try WhitelabelPayConfiguration(
-            tenantID: tenant, referenceID: reference, environment: environment, debug: debug, offlineTokenLimit: limit,
-            tokenLifetime: Int64(lifetime), allowLegacyTenantCodes: legacy)
-        let backend = LocalBackend(clock: .system, unsignedPart: unsigned)
+            tenantID: tenant, referenceID: reference, environment: environment, authorizedParty: object["authorizedParty"] as? String,
+            debug: debug, offlineTokenLimit: limit, tokenLifetime: Int64(lifetime), allowLegacyTenantCodes: legacy)
+        let backend: any WhitelabelPayBackend
+        if let url = object["backend"] as? String {
+            guard unsigned == nil else { throw ValidationError("--unsigned is for a device without a backend") }
+            backend = try PayCommand.httpBackend(environment: environment, url: url, audience: object["audience"] as? String,
+                                                 timeout: object["backendTimeout"] as? Int ?? 10)
+        } else {
+            backend = LocalBackend(clock: .system, unsignedPart: unsigned)
+        }
         return try WhitelabelPay(configuration: configuration, store: store, backend: backend, logDirectory: self.store)
+    }
+
+    /// The SDK after a sync with its server, when it has one and can reach
+    /// it (a one-shot command cannot wait for a push): the state, the means
+    /// and a fresh offline grant. An unreachable server leaves the device
+    /// offline; a server that no longer knows the device wipes it (and says so).
+    func syncedSDK() async throws -> WhitelabelPay {
+        let sdk = try self.sdk()
+        do { try await sdk.sync() } catch where error.code == .pay.invalidEnrolmentInstance { throw error } catch {}
+        return sdk
     }
 }
 
 struct PayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pay", abstract: "WhitelabelPay: enrol, mint payment tokens online and offline, verify.",
-        discussion: "The CLI talks to no server: online mode uses a local stand-in for the backend (LocalBackend), so online mints never touch the offline quota.",
-        subcommands: [Init.self, Enrol.self, Push.self, Means.self, Mint.self, Online.self, Status.self, VerifyToken.self, Verifier.self, Reset.self])
+        discussion: """
+            Without --backend the device talks to no server: online mode uses a local stand-in for the backend \
+            (LocalBackend), so online mints never touch the offline quota. With `pay init --backend URL` the device \
+            talks to a WhitelabelPay server (`tokenmint serve`): every command first syncs with it when it can reach \
+            it, online mints fall back to offline ones by themselves when it cannot, and the offline count resets \
+            only when the server confirms the device is back.
+            """,
+        subcommands: [Init.self, Enrol.self, Push.self, Means.self, Mint.self, Online.self, Status.self, Transactions.self, VerifyToken.self,
+                      Verifier.self, Reset.self] + deskCommands)
 
     /// Where `pay init` seals the CLI's configuration.
     static let configName = "cli.config"
+
+    /// The HTTP backend of a device configured with `--backend`.
+    static func httpBackend(environment: WhitelabelPayEnvironment, url: String, audience: String?, timeout: Int) throws -> any WhitelabelPayBackend {
+        #if HTTPClient
+        return try HTTPWhitelabelPayBackend(environment: environment, baseURL: url, audience: audience, timeout: .seconds(timeout))
+        #else
+        throw CLIError(message: "this build has no HTTP client: build with the HTTPClient trait to use --backend")
+        #endif
+    }
 
     static func status(_ sdk: WhitelabelPay) async throws -> String {
         let object: [String: Any] = [
@@ -90,19 +126,30 @@ struct PayCommand: AsyncParsableCommand {
         @Option(help: "Payment-token lifetime in seconds.") var lifetime: Int = 600
         @Flag(help: "Accept a legacy 3-character tenant code.") var legacyTenant = false
         @Flag(help: "Write a debug log (exported with the SDK's exportLogs).") var debug = false
+        @Option(help: "The WhitelabelPay server's base URL: the device talks to it over HTTP.") var backend: String?
+        @Option(name: .customLong("authorized-party"), help: "The azp of the device's request JWTs.") var authorizedParty: String?
+        @Option(help: "The server's issuer URL, the audience of the device's JWTs (default: --backend).") var audience: String?
+        @Option(name: .customLong("backend-timeout"), help: "Seconds a request to the server may take before the device counts it unreachable.")
+        var backendTimeout = 10
 
         func run() async throws {
             guard let env = WhitelabelPayEnvironment(rawValue: environment) else {
                 throw ValidationError("--environment must be development, integration or production")
             }
-            _ = try WhitelabelPayConfiguration(tenantID: tenant, referenceID: reference, environment: env, debug: debug,
-                                               offlineTokenLimit: offlineLimit, tokenLifetime: Int64(lifetime),
+            _ = try WhitelabelPayConfiguration(tenantID: tenant, referenceID: reference, environment: env, authorizedParty: authorizedParty,
+                                               debug: debug, offlineTokenLimit: offlineLimit, tokenLifetime: Int64(lifetime),
                                                allowLegacyTenantCodes: legacyTenant)
+            guard (1...120).contains(backendTimeout) else { throw ValidationError("--backend-timeout is 1 to 120 seconds") }
+            if let backend { _ = try PayCommand.httpBackend(environment: env, url: backend, audience: audience, timeout: backendTimeout) }
             let store = try options.open()
-            let object: [String: Any] = [
+            var object: [String: Any] = [
                 "tenant": tenant, "reference": reference, "environment": environment, "offlineLimit": offlineLimit,
                 "lifetime": lifetime, "legacyTenant": legacyTenant, "debug": debug,
             ]
+            if let backend { object["backend"] = backend }
+            if let authorizedParty { object["authorizedParty"] = authorizedParty }
+            if let audience { object["audience"] = audience }
+            if backend != nil { object["backendTimeout"] = backendTimeout }
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
             try store.transaction { tx in try tx.setSecret(PayCommand.configName, SecureBytes(data)) }
             print(try await PayCommand.status(try options.sdk()))
@@ -112,7 +159,7 @@ struct PayCommand: AsyncParsableCommand {
     struct Enrol: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print the enrolment token (creating the device key once).")
         @OptionGroup var options: StoreOptions
-        func run() async throws { print(try await options.sdk().getEnrolmentToken()) }
+        func run() async throws { print(try await options.syncedSDK().getEnrolmentToken()) }
     }
 
     struct Push: AsyncParsableCommand {
@@ -127,8 +174,8 @@ struct PayCommand: AsyncParsableCommand {
 
     struct Means: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Payment means: add ID (and make it active), list, deactivate ID.",
-            subcommands: [Add.self, List.self, Deactivate.self])
+            abstract: "Payment means: list (the default, JSON), add ID (and make it active), deactivate ID, reactivate ID.",
+            subcommands: [List.self, Add.self, Deactivate.self, Reactivate.self], defaultSubcommand: List.self)
 
         struct Add: AsyncParsableCommand {
             @OptionGroup var options: StoreOptions
@@ -136,15 +183,24 @@ struct PayCommand: AsyncParsableCommand {
             func run() async throws { try await options.sdk().addPaymentMeans(id) }
         }
         struct List: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Print the payment means as JSON; --network asks the server first.")
             @OptionGroup var options: StoreOptions
+            @Flag(help: "Fetch the means from the server (an error when it cannot be reached).") var network = false
             func run() async throws {
-                for means in try await options.sdk().paymentMeans() { print("\(means.id)\(means.isActive ? " (active)" : "")") }
+                let list = try await options.sdk().getPaymentMeans(fetchMode: network ? .network : .fromLocalFirst)
+                let object: [String: Any] = ["paymentMeans": list.map { ["id": $0.id, "active": $0.isActive] }]
+                try Output.line(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
             }
         }
         struct Deactivate: AsyncParsableCommand {
             @OptionGroup var options: StoreOptions
             @Argument var id: String
-            func run() async throws { try await options.sdk().deactivatePaymentMeans(id) }
+            func run() async throws { try await options.syncedSDK().deactivatePaymentMeans(id) }
+        }
+        struct Reactivate: AsyncParsableCommand {
+            @OptionGroup var options: StoreOptions
+            @Argument var id: String
+            func run() async throws { try await options.syncedSDK().reactivatePaymentMeans(id) }
         }
     }
 
@@ -165,12 +221,14 @@ struct PayCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let sdk = try options.sdk(unsigned: unsigned)
+            let sdk = unsigned == nil ? try await options.syncedSDK() : try options.sdk(unsigned: unsigned)
             // The output is checked before a slot is spent on it.
             if let aztec { try OutputFile.check(aztec, kind: .data, force: force) }
             do {
                 for _ in 0..<count {
-                    let token = try await sdk.getPaymentToken(offline: offline)
+                    // Not forced offline: online when the device is, falling
+                    // back to offline by itself when a server cannot be reached.
+                    let token = try await sdk.getPaymentToken(offline: offline ? true : nil)
                     do {
                         if let aztec {
                             let png = try AztecEncoder.encode(token: token.description).png(scale: 4, quietZone: 4)
@@ -190,15 +248,39 @@ struct PayCommand: AsyncParsableCommand {
     }
 
     struct Online: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Back online: the offline count resets.")
+        static let configuration = CommandConfiguration(
+            abstract: "Back online: the offline count resets (with a server: when a sync reaches it, and an error when it cannot).")
         @OptionGroup var options: StoreOptions
-        func run() async throws { try await options.sdk().markOnline() }
+        func run() async throws {
+            let sdk = try options.sdk()
+            if sdk.hasServer { try await sdk.sync() } else { try await sdk.markOnline() }
+        }
     }
 
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print the state as JSON.")
         @OptionGroup var options: StoreOptions
-        func run() async throws { print(try await PayCommand.status(try options.sdk())) }
+        func run() async throws { print(try await PayCommand.status(try await options.syncedSDK())) }
+    }
+
+    struct Transactions: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print one page of the device's transactions from its server as JSON.")
+        @OptionGroup var options: StoreOptions
+        @Option(help: "The page, from 1.") var page = 1
+        @Option(help: "Transactions per page (1 to 100).") var size = 20
+        @Option(help: "property(,asc|desc), repeatable: createdAt, amount, currency, transactionId, paymentMeansId.") var sort: [String] = []
+        func run() async throws {
+            let response = try await options.sdk().fetchTransactions(page: page, size: size, sort: sort)
+            let object: [String: Any] = [
+                "content": response.transactions.map {
+                    ["transactionId": $0.id, "paymentMeansId": $0.paymentMeansID, "amount": ["value": $0.amount, "currency": $0.currency],
+                     "status": $0.status, "createdAt": $0.createdAt] as [String: Any]
+                },
+                "page": response.page, "size": response.size, "totalElements": response.totalElements, "totalPages": response.totalPages,
+                "sort": response.sort,
+            ]
+            try Output.line(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+        }
     }
 
     struct VerifyToken: AsyncParsableCommand {

@@ -37,7 +37,7 @@ struct Serve: AsyncParsableCommand {
             "listening on URL" once it accepts connections; SIGTERM or SIGINT stops it gracefully \
             (in-flight requests finish). Logs go to standard error, without tokens or secrets.
             """,
-        subcommands: [Start.self, ClientCommand.self],
+        subcommands: [Start.self, ClientCommand.self, AccountCommand.self],
         defaultSubcommand: Start.self)
 
     /// Runs the server.
@@ -105,6 +105,34 @@ struct Serve: AsyncParsableCommand {
                 let object = JSONObject([("clientId", .string(id)), ("confidential", .bool(secret != nil)),
                                          ("redirectUris", .array(redirectURIs.map { .string($0) })), ("grants", .array(grants.map { .string($0) }))])
                 try Output.line(String(decoding: JSONWriter.encode(.object(object)), as: UTF8.self))
+            }
+        }
+    }
+
+    /// `tokenmint serve account …`.
+    struct AccountCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "account", abstract: "Manage the accounts that sign in at /oauth/authorize.", subcommands: [Add.self])
+
+        /// `tokenmint serve account add`.
+        struct Add: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Add an account for the OAuth code flow; prints it as JSON.",
+                discussion: "Adding an existing username replaces its password. The password (8 to 1024 bytes) is read from the first line of standard input and stored as an Argon2id hash.")
+
+            @OptionGroup var state: ServerStateOptions
+            @Option(help: "The username (1 to 64 visible ASCII characters).") var username: String
+            @Flag(name: .customLong("password-stdin"), help: "Read the password from the first line of standard input (required).") var passwordStdin = false
+
+            func validate() throws {
+                guard passwordStdin else { throw ValidationError("--password-stdin is required: a password is never taken from the command line") }
+            }
+
+            func run() throws {
+                guard let line = readLine(strippingNewline: true), !line.isEmpty else { throw CLIError(message: "no password on standard input") }
+                let server = try TokenMintServer(configuration: state.configuration())
+                try server.accountDirectory.add(username: username, password: SecureBytes(Array(line.utf8)))
+                try Output.line(String(decoding: JSONWriter.encode(.object(JSONObject([("username", .string(username))]))), as: UTF8.self))
             }
         }
     }

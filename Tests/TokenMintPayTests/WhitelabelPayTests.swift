@@ -54,11 +54,11 @@ struct WhitelabelPayTests {
     /// A backend that has forgotten the device's enrolment.
     struct ForgetfulBackend: WhitelabelPayBackend {
         let inner: LocalBackend
-        func enrol(_ token: EnrolmentToken) async throws -> Int64 { try await inner.enrol(token) }
-        func issueUnsignedToken(paymentMeansID: String) async throws -> (unsigned: String, serverTime: Int64) {
+        func enrol(_ token: EnrolmentToken, device: WhitelabelPayDevice) async throws -> Int64 { try await inner.enrol(token, device: device) }
+        func issueUnsignedToken(paymentMeansID: String, device: WhitelabelPayDevice) async throws -> (unsigned: String, serverTime: Int64) {
             throw TokenMintError(.pay.invalidEnrolmentInstance, "the backend does not know this enrolment")
         }
-        func deactivate(paymentMeansID: String) async throws { try await inner.deactivate(paymentMeansID: paymentMeansID) }
+        func deactivate(paymentMeansID: String, device: WhitelabelPayDevice) async throws { try await inner.deactivate(paymentMeansID: paymentMeansID, device: device) }
     }
 
     @Test("a backend that no longer knows the enrolment wipes the device, and says so")

@@ -1,0 +1,60 @@
+#if HTTPClient
+import TokenMintCore
+import AsyncHTTPClient
+import NIOCore
+import NIOHTTP1
+
+/// One JSON exchange over AsyncHTTPClient: the status, and the body read
+/// with the strict parser under a size cap. Anything that keeps the answer
+/// from arriving (no connection, a timeout, a reset) is `transport`.
+struct JSONExchange: Sendable {
+    let client: HTTPClient
+    let timeout: TimeAmount
+    /// A Swift duration as NIO's, saturating.
+    static func timeAmount(_ duration: Duration) -> TimeAmount {
+        let (seconds, attoseconds) = duration.components
+        let (nanos, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return .nanoseconds(overflow ? .max : nanos.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue)
+    }
+
+    /// The largest answer read.
+    static let maximumBody = 1 << 20
+
+    enum Failure: Error {
+        /// No answer: connection refused, timeout, reset.
+        case transport(any Error)
+        /// An answer that is not JSON.
+        case malformed(status: Int)
+    }
+
+    /// Sends `body` (JSON) or nothing; returns the status and the JSON object
+    /// answered (empty for an empty body).
+    func send(_ method: HTTPMethod, _ url: String, bearer: String?, body: JSONObject?, contentType: String = "application/json",
+              rawBody: [UInt8]? = nil, extraHeaders: [(String, String)] = []) async throws(Failure) -> (status: Int, object: JSONObject) {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        request.headers.add(name: "Accept", value: "application/json")
+        if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
+        for (name, value) in extraHeaders { request.headers.add(name: name, value: value) }
+        if let bytes = rawBody ?? body.map({ JSONWriter.encode(.object($0)) }) {
+            request.headers.add(name: "Content-Type", value: contentType)
+            request.body = .bytes(ByteBuffer(bytes: bytes))
+        }
+        let status: Int
+        let bytes: [UInt8]
+        do {
+            let response = try await client.execute(request, timeout: timeout)
+            status = Int(response.status.code)
+            bytes = Array(buffer: try await response.body.collect(upTo: Self.maximumBody))
+        } catch {
+            throw .transport(error)
+        }
+        if bytes.isEmpty { return (status, JSONObject()) }
+        var limits = JSONParser.Limits()
+        limits.maximumBytes = Self.maximumBody
+        limits.maximumDepth = 16
+        guard let object = (try? JSONParser.parse(bytes, limits: limits))?.objectValue else { throw .malformed(status: status) }
+        return (status, object)
+    }
+}
+#endif
