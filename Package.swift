@@ -146,7 +146,7 @@ let package = Package(
         .target(
             name: "TokenMintHTTP",
             dependencies: [
-                "TokenMintCore", "TokenMintPay",
+                "TokenMintCore", "TokenMintCrypto", "TokenMintJOSE", "TokenMintPay", "TokenMintAuth",
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["HTTPClient"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["HTTPClient"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["HTTPClient"])),

@@ -18,4 +18,14 @@ public struct OAuthToken: Sendable, Hashable, Codable {
     public let elevated: Bool
     /// The account the token is for.
     public let account: String
+
+    /// A token as an authorization server answered it (an OAuth client
+    /// provider builds one from the token endpoint's answer).
+    public init(accessToken: String, refreshToken: String?, expiresAt: Int64, elevated: Bool, account: String) {
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.expiresAt = expiresAt
+        self.elevated = elevated
+        self.account = account
+    }
 }

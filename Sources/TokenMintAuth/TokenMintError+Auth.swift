@@ -7,16 +7,20 @@ extension TokenMintError.Code {
 
     /// The `auth` domain's codes, reached as `.auth.<name>`.
     public struct AuthCodes: Sendable {
-        /// The callback URL is malformed (iZettle −202). Reserved for the OAuth
-        /// client flow; the local provider has no callback URL.
+        /// The callback URL is malformed (iZettle −202): not an absolute URL
+        /// with a scheme, or with a fragment; or the authorization server
+        /// refuses it as a redirect URI of the client. The OAuth client flow
+        /// raises it; the local provider has no callback URL.
         public var callbackURLInvalid: TokenMintError.Code { .init(domain: "auth", name: "callbackURLInvalid", number: -202) }
-        /// No callback URL is configured (iZettle −203). Reserved for the OAuth
-        /// client flow.
+        /// No callback URL is configured (iZettle −203), raised by the OAuth
+        /// client flow before anything is presented.
         public var callbackURLMissing: TokenMintError.Code { .init(domain: "auth", name: "callbackURLMissing", number: -203) }
-        /// The client ID is not valid (iZettle −300).
+        /// The client ID is not valid (iZettle −300): not 1 to 128 visible
+        /// ASCII characters, or unknown to (or refused by) the authorization
+        /// server.
         public var clientIdInvalid: TokenMintError.Code { .init(domain: "auth", name: "clientIdInvalid", number: -300) }
-        /// No UI could be presented (iZettle −501). Reserved for the OAuth
-        /// client flow, which presents a sign-in page.
+        /// No UI could be presented (iZettle −501): the OAuth client flow has
+        /// no presenter to open its sign-in page with, or the presenter failed.
         public var presentationNotPossible: TokenMintError.Code { .init(domain: "auth", name: "presentationNotPossible", number: -501) }
         /// No account is signed in (TokenMint −600).
         public var notSignedIn: TokenMintError.Code { .init(domain: "auth", name: "notSignedIn", number: -600) }
@@ -36,6 +40,26 @@ extension TokenMintError.Code {
         public var userTokenInvalid: TokenMintError.Code { .init(domain: "auth", name: "userTokenInvalid", number: -631) }
         /// The access token does not verify or belongs to another user (TokenMint −632).
         public var accessTokenInvalid: TokenMintError.Code { .init(domain: "auth", name: "accessTokenInvalid", number: -632) }
+        /// The authorization server refused the sign-in (TokenMint −640): the
+        /// user denied it, or the server sent the redirect back with an
+        /// OAuth error, or refused the authorization code; the reason names
+        /// the server's error code.
+        public var authorizationDenied: TokenMintError.Code { .init(domain: "auth", name: "authorizationDenied", number: -640) }
+        /// A redirect does not belong to the sign-in waiting for it
+        /// (TokenMint −641): its `state`, or its issuer (RFC 9207), is not
+        /// the one sent. The sign-in is abandoned: a forged redirect is an
+        /// attack, not a retry.
+        public var redirectMismatch: TokenMintError.Code { .init(domain: "auth", name: "redirectMismatch", number: -641) }
+        /// No usable answer from the authorization server (TokenMint −642):
+        /// no connection, a timeout, a 5xx or a malformed answer, or a server
+        /// URL that is not an http(s) URL.
+        public var serverUnreachable: TokenMintError.Code { .init(domain: "auth", name: "serverUnreachable", number: -642) }
+        /// The sign-in's redirect did not come back in the time allowed
+        /// (TokenMint −643).
+        public var signInTimedOut: TokenMintError.Code { .init(domain: "auth", name: "signInTimedOut", number: -643) }
+        /// The provider cannot run a step-up (TokenMint −644): the OAuth
+        /// client flow has no FIDO2 step-up over HTTP yet.
+        public var stepUpUnavailable: TokenMintError.Code { .init(domain: "auth", name: "stepUpUnavailable", number: -644) }
         /// The store or the crypto core failed (TokenMint −700).
         public var internalFailure: TokenMintError.Code { .init(domain: "auth", name: "internalFailure", number: -700) }
         /// A passkey registration named a credential ID that is registered already (TokenMint −623).

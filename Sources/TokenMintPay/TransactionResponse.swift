@@ -26,33 +26,86 @@ public struct PaymentTransaction: Sendable, Hashable {
     }
 }
 
-/// The query of `fetchTransactions(page:size:sort:)`: `page` from 1, `size`
-/// 1 to 100 (default 20), `sort` keys `property,asc|desc`, the first the
-/// most significant.
+/// The transactions query as the seed describes it: `page` from 1, `size`
+/// 1 to 100 (default 20), `sort=property(,asc|desc)` repeatable, the first
+/// key the most significant (default `createdAt,desc`). The device's
+/// `fetchTransactions(page:size:sort:)` and the server read it the same way.
 public struct TransactionQuery: Sendable, Hashable {
+    /// The properties a page sorts by.
+    public enum Property: String, Sendable, CaseIterable {
+        /// When the payment was accepted.
+        case createdAt
+        /// The amount.
+        case amount
+        /// The currency.
+        case currency
+        /// The transaction ID.
+        case transactionId
+        /// The payment means.
+        case paymentMeansId
+    }
+
+    /// One sort key.
+    public struct Order: Sendable, Hashable, CustomStringConvertible {
+        /// The property.
+        public let property: Property
+        /// Ascending (else descending).
+        public let ascending: Bool
+        /// `property,asc` or `property,desc`.
+        public var description: String { "\(property.rawValue),\(ascending ? "asc" : "desc")" }
+    }
+
+    /// The largest page number.
+    public static let maximumPage = 1_000_000
+    /// The largest page size.
+    public static let maximumSize = 100
+
     /// The page, from 1.
-    public var page: Int
+    public let page: Int
     /// Transactions per page.
-    public var size: Int
-    /// Sort keys, `property,asc` or `property,desc`.
-    public var sort: [String]
+    public let size: Int
+    /// The sort keys in effect.
+    public let orders: [Order]
+    /// The sort keys as text, `property,asc|desc`.
+    public var sort: [String] { orders.map(\.description) }
 
     /// A query; each value is checked.
-    /// - Throws: `pay.invalidConfiguration` for a page below 1, a size
-    ///   outside 1 to 100, or a sort key that is not `property(,asc|desc)`.
+    /// - Throws: `pay.invalidConfiguration` naming the parameter: a page
+    ///   outside 1 to 1,000,000, a size outside 1 to 100, a sort key that is
+    ///   not `property(,asc|desc)` of a known property, or one named twice.
     public init(page: Int = 1, size: Int = 20, sort: [String] = []) throws(TokenMintError) {
-        guard page >= 1, page <= 1_000_000 else { throw TokenMintError(.pay.invalidConfiguration, "page is 1 to 1000000") }
-        guard (1...100).contains(size) else { throw TokenMintError(.pay.invalidConfiguration, "size is 1 to 100") }
+        guard (1...Self.maximumPage).contains(page) else { throw TokenMintError(.pay.invalidConfiguration, "page is a number from 1 to \(Self.maximumPage)") }
+        guard (1...Self.maximumSize).contains(size) else { throw TokenMintError(.pay.invalidConfiguration, "size is a number from 1 to \(Self.maximumSize)") }
+        guard sort.count <= Property.allCases.count else { throw TokenMintError(.pay.invalidConfiguration, "at most \(Property.allCases.count) sort keys") }
+        var orders: [Order] = []
         for key in sort {
             let parts = key.split(separator: ",", omittingEmptySubsequences: false)
-            guard (1...2).contains(parts.count), (1...32).contains(parts[0].utf8.count),
-                parts[0].utf8.allSatisfy({ (65...90).contains($0) || (97...122).contains($0) }),
-                parts.count == 1 || ["asc", "desc"].contains(parts[1].lowercased())
-            else { throw TokenMintError(.pay.invalidConfiguration, "a sort key is property(,asc|desc), not \(key.prefix(64))") }
+            guard (1...2).contains(parts.count), let property = Property(rawValue: String(parts[0])) else {
+                throw TokenMintError(.pay.invalidConfiguration, "sort is property(,asc|desc) with property one of "
+                    + Property.allCases.map(\.rawValue).joined(separator: ", ") + ", not \"\(key.prefix(64))\"")
+            }
+            let direction = parts.count == 2 ? parts[1].lowercased() : "asc"
+            guard direction == "asc" || direction == "desc" else { throw TokenMintError(.pay.invalidConfiguration, "a sort direction is asc or desc") }
+            guard !orders.contains(where: { $0.property == property }) else {
+                throw TokenMintError(.pay.invalidConfiguration, "sort names \(property.rawValue) twice")
+            }
+            orders.append(Order(property: property, ascending: direction == "asc"))
         }
         self.page = page
         self.size = size
-        self.sort = sort
+        self.orders = orders.isEmpty ? [Order(property: .createdAt, ascending: false)] : orders
+    }
+
+    /// Parses the query's text values (`page`, `size` as decimal numbers).
+    public init(page: String?, size: String?, sort: [String]) throws(TokenMintError) {
+        func number(_ name: String, _ text: String?, _ fallback: Int) throws(TokenMintError) -> Int {
+            guard let text else { return fallback }
+            guard (1...7).contains(text.utf8.count), text.utf8.allSatisfy({ (48...57).contains($0) }), let value = Int(text) else {
+                throw TokenMintError(.pay.invalidConfiguration, "\(name) is a decimal number")
+            }
+            return value
+        }
+        try self.init(page: try number("page", page, 1), size: try number("size", size, 20), sort: sort)
     }
 }
 

@@ -63,6 +63,47 @@ enum PostgresSchema {
                 PRIMARY KEY (device_id, part))
             """,
         ]),
+        // A WhitelabelPay backend's directory (`PaymentDirectory`): devices,
+        // payment means, accepted payments and the push events per device.
+        Migration(version: 4, statements: [
+            """
+            CREATE TABLE tokenmint_wlp_devices (
+                subject_id TEXT PRIMARY KEY CHECK (octet_length(subject_id) BETWEEN 1 AND 64),
+                reference_id TEXT NOT NULL,
+                enrolment TEXT NOT NULL CHECK (octet_length(enrolment) BETWEEN 1 AND 256),
+                enrolled BOOLEAN NOT NULL DEFAULT false,
+                created_at BIGINT NOT NULL)
+            """,
+            """
+            CREATE TABLE tokenmint_wlp_means (
+                id TEXT PRIMARY KEY CHECK (octet_length(id) BETWEEN 1 AND 64),
+                subject_id TEXT NOT NULL REFERENCES tokenmint_wlp_devices (subject_id),
+                active BOOLEAN NOT NULL,
+                created_at BIGINT NOT NULL)
+            """,
+            "CREATE INDEX tokenmint_wlp_means_subject ON tokenmint_wlp_means (subject_id)",
+            """
+            CREATE TABLE tokenmint_wlp_transactions (
+                id TEXT PRIMARY KEY,
+                attempt_id TEXT NOT NULL UNIQUE CHECK (octet_length(attempt_id) BETWEEN 1 AND 128),
+                token_hash BYTEA NOT NULL,
+                subject_id TEXT NOT NULL,
+                means_id TEXT NOT NULL,
+                amount BIGINT NOT NULL,
+                currency TEXT NOT NULL,
+                client_id TEXT NOT NULL,
+                created_at BIGINT NOT NULL)
+            """,
+            "CREATE INDEX tokenmint_wlp_transactions_subject ON tokenmint_wlp_transactions (subject_id, created_at)",
+            """
+            CREATE TABLE tokenmint_wlp_events (
+                seq BIGSERIAL PRIMARY KEY,
+                subject_id TEXT NOT NULL,
+                payload TEXT NOT NULL,
+                created_at BIGINT NOT NULL)
+            """,
+            "CREATE INDEX tokenmint_wlp_events_subject ON tokenmint_wlp_events (subject_id, seq)",
+        ]),
     ]
 }
 

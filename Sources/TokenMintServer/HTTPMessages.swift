@@ -44,6 +44,12 @@ enum HTTPMessages {
         case "auth":
             code.name == "internalFailure" ? .internalServerError : .unauthorized
         case "jose": .unauthorized
+        case "store":
+            switch code.name {
+            case "conflict": .conflict
+            case "notFound": .notFound
+            default: .internalServerError
+            }
         default: .internalServerError
         }
     }

@@ -15,7 +15,7 @@ enum OpenAPIDocument {
  "info": {
   "title": "TokenMint server",
   "version": "1.0.0",
-  "description": "The WhitelabelPay REST API, the OAuth 2.0 authorization server and the health check of `tokenmint serve`. Every error is `{\"error\": code, \"message\": text}`, except at the browser-facing authorization endpoint (`/oauth/authorize`), which answers with HTML pages (or RFC 6749's JSON error for a client that accepts only JSON)."
+  "description": "The WhitelabelPay REST API, the OAuth 2.0 authorization server, the user-token exchange and the health check of `tokenmint serve`. Every error is `{\"error\": code, \"message\": text}`, except at the browser-facing authorization endpoint (`/oauth/authorize`), which answers with HTML pages (or RFC 6749's JSON error for a client that accepts only JSON)."
  },
  "servers": [
   {
@@ -660,6 +660,16 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "404": {
+      "description": "The server does not know the device (invalidEnrolmentInstance: the SDK wipes itself) or the resource",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
      }
     }
    }
@@ -732,6 +742,16 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "404": {
+      "description": "The server does not know the device (invalidEnrolmentInstance: the SDK wipes itself) or the resource",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
      }
     }
    }
@@ -769,6 +789,16 @@ enum OpenAPIDocument {
      },
      "401": {
       "description": "No credentials, or credentials that do not verify",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "The server does not know the device (invalidEnrolmentInstance: the SDK wipes itself) or the resource",
       "content": {
        "application/json": {
         "schema": {
@@ -1129,7 +1159,7 @@ enum OpenAPIDocument {
       "content": {
        "application/json": {
         "schema": {
-         "oneOf": [
+         "anyOf": [
           {
            "$ref": "#/components/schemas/Refusal"
           },
@@ -1288,6 +1318,90 @@ enum OpenAPIDocument {
      }
     }
    }
+  },
+  "/v2/user_token": {
+   "post": {
+    "operationId": "userToken",
+    "summary": "Exchange a user's access token for a user token (IFTTT's service-key exchange)",
+    "description": "A partner backend presents its service key in the IFTTT-Service-Key header and a user's access token; the answer is a user token scoped to that user. The user ID and the access token go in the JSON body (never in the URL). Without a service key configured on the server the route answers 404.",
+    "security": [
+     {
+      "serviceKey": []
+     }
+    ],
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/json": {
+       "schema": {
+        "$ref": "#/components/schemas/UserTokenRequest"
+       }
+      }
+     }
+    },
+    "responses": {
+     "200": {
+      "description": "The user token (Cache-Control: no-store)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/UserToken"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "Bad request: malformed JSON, a missing or out-of-range field",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "serviceKeyInvalid: no or a wrong service key; accessTokenInvalid: the access token does not verify, is another user's or is a client's",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "The server has no service key: the exchange is not configured",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "413": {
+      "description": "Body too large",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "415": {
+      "description": "Wrong content type",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    }
+   }
   }
  },
  "components": {
@@ -1307,6 +1421,12 @@ enum OpenAPIDocument {
    "clientBasic": {
     "type": "http",
     "scheme": "basic"
+   },
+   "serviceKey": {
+    "type": "apiKey",
+    "in": "header",
+    "name": "IFTTT-Service-Key",
+    "description": "The partner backend's secret service key (the server's --service-key-file), compared in constant time. It speaks for every user: send it from a backend, never from an app."
    }
   },
   "schemas": {
@@ -1888,6 +2008,46 @@ enum OpenAPIDocument {
      },
      "client_secret": {
       "type": "string"
+     }
+    }
+   },
+   "UserTokenRequest": {
+    "type": "object",
+    "required": [
+     "user_id",
+     "access_token"
+    ],
+    "properties": {
+     "user_id": {
+      "type": "string",
+      "minLength": 1,
+      "maxLength": 128,
+      "description": "The user, as the subject (sub) of the access token"
+     },
+     "access_token": {
+      "type": "string",
+      "minLength": 1,
+      "maxLength": 4096,
+      "description": "An RFC 9068 access token this server's OAuth issuer gave for the user (not a client-credentials token)"
+     }
+    }
+   },
+   "UserToken": {
+    "type": "object",
+    "required": [
+     "type",
+     "user_token"
+    ],
+    "properties": {
+     "type": {
+      "type": "string",
+      "enum": [
+       "user_token"
+      ]
+     },
+     "user_token": {
+      "type": "string",
+      "description": "An opaque token scoped to the user; the server keeps only its hash"
      }
     }
    }

@@ -31,6 +31,11 @@ public struct ServerConfiguration: Sendable {
     public var offlineGrantWindow: Int64 = 7 * 86_400
     /// How long a payment token is valid, in seconds (the SDK's default, 600).
     public var tokenLifetime: Int64 = 600
+    /// A file holding the service key partner backends present in the
+    /// `IFTTT-Service-Key` header of `POST /v2/user_token` (32 to 256
+    /// visible ASCII characters, one trailing line break allowed; mode 0600).
+    /// It is read once, at start. Nil: that route answers 404.
+    public var serviceKeyPath: String?
 
     /// A configuration serving `stateDirectory` on `host:port`.
     public init(host: String = "127.0.0.1", port: Int = 8080, stateDirectory: String) {
@@ -59,6 +64,9 @@ public struct ServerConfiguration: Sendable {
             if let url, !(url.hasPrefix("http://") || url.hasPrefix("https://")) || url.hasSuffix("/") || url.utf8.count > 512 {
                 throw TokenMintError(.server.invalidConfiguration, "\(name) is an http(s) URL without a trailing slash")
             }
+        }
+        if let serviceKeyPath, serviceKeyPath.isEmpty {
+            throw TokenMintError(.server.invalidConfiguration, "--service-key-file names no file")
         }
         if let authorizedParty, !(1...255).contains(authorizedParty.utf8.count) || authorizedParty.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
             throw TokenMintError(.server.invalidConfiguration, "--authorized-party is 1 to 255 bytes without control characters")

@@ -2,7 +2,7 @@
 public import TokenMintCore
 import TokenMintCrypto
 import TokenMintStore
-import TokenMintPay
+public import TokenMintPay
 import TokenMintAuth
 import TokenMintWebAuthn
 import Hummingbird
@@ -32,17 +32,30 @@ public struct TokenMintServer: Sendable {
     let issuer: LocalTokenIssuer
     let clients: ClientDirectory
     let accounts: AccountDirectory
-    let directory: PaymentDirectory
+    let directory: any PaymentDirectory
+    let ledger: any VerifierStore
     let verifier: PaymentTokenVerifier
+    /// The user-token exchange (`POST /v2/user_token`); nil without a service key.
+    let userTokens: UserTokenExchange?
     let hub = EventHub()
     let logger: Logger
     let clock: @Sendable () -> Int64
 
     /// Opens (or creates) the state directory and the store.
+    ///
+    /// `payments`, when given, keeps the payment state instead of the state
+    /// directory's SQLite store: the verifier's ledger and grants and the
+    /// backend's directory (devices, means, transactions, events) — a
+    /// `PostgresVerifierStore` shared by several servers. Keys, OAuth clients
+    /// and accounts stay in the state directory.
     /// - Throws: `server.invalidConfiguration` for a bad option or a state
     ///   directory that cannot be used.
-    public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "tokenmint.serve")) throws(TokenMintError) {
+    public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "tokenmint.serve"),
+                payments: (any VerifierStore & PaymentDirectory)? = nil) throws(TokenMintError) {
         try configuration.validate()
+        // The service key is read once, before anything is created.
+        var serviceKey: ServiceKey?
+        if let path = configuration.serviceKeyPath { serviceKey = try UserTokenRoutes.serviceKey(at: path) }
         let directory = configuration.stateDirectory
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
@@ -66,7 +79,8 @@ public struct TokenMintServer: Sendable {
                                           clock: clock, logger: logger)
         } catch { throw TokenMintError(.server.invalidConfiguration, "the token issuer does not start: \(error.reason)", underlying: error) }
         var verifier: PaymentTokenVerifier
-        do { verifier = try PaymentTokenVerifier(store: store, lifetime: configuration.tokenLifetime, clock: .system) } catch {
+        let shared: any VerifierStore & PaymentDirectory = payments ?? store
+        do { verifier = try PaymentTokenVerifier(store: shared, lifetime: configuration.tokenLifetime, clock: .system) } catch {
             throw TokenMintError(.server.invalidConfiguration, error.reason, underlying: error)
         }
         verifier.requiresOfflineGrant = true
@@ -75,8 +89,10 @@ public struct TokenMintServer: Sendable {
         self.issuer = issuer
         self.clients = ClientDirectory(store: store)
         self.accounts = AccountDirectory(store: store)
-        self.directory = PaymentDirectory(store: store)
+        self.directory = shared
+        self.ledger = shared
         self.verifier = verifier
+        self.userTokens = serviceKey.map { UserTokenRoutes.makeExchange(serviceKey: $0, store: store, issuer: issuer) }
         self.logger = logger
         self.clock = clock
     }
@@ -99,11 +115,12 @@ public struct TokenMintServer: Sendable {
             headers[.contentType] = "application/json"
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.json(server: configuration.effectiveIssuer))))
         }
-        let devices = DeviceAuthenticator(audience: configuration.effectiveIssuer, authorizedParty: configuration.authorizedParty, ledger: store, clock: clock)
+        let devices = DeviceAuthenticator(audience: configuration.effectiveIssuer, authorizedParty: configuration.authorizedParty, ledger: ledger, clock: clock)
         WhitelabelPayRoutes(directory: directory, verifier: verifier, devices: devices, desks: DeskAuthenticator(issuer: issuer), hub: hub,
                             configuration: configuration, clock: clock, logger: logger, pollInterval: pollInterval).add(to: router)
         OAuthRoutes(issuer: issuer, clients: clients, accounts: accounts, codes: AuthorizationCodes(store: store), configuration: configuration,
                     clock: clock, logger: logger).add(to: router)
+        UserTokenRoutes(exchange: userTokens, configuration: configuration, logger: logger).add(to: router)
         return router
     }
 

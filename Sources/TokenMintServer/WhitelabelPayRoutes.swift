@@ -12,7 +12,7 @@ import ServiceLifecycle
 /// The WhitelabelPay REST API under `/wlp/v1`: what the device SDK and the
 /// cash desks talk to.
 struct WhitelabelPayRoutes: Sendable {
-    let directory: PaymentDirectory
+    let directory: any PaymentDirectory
     let verifier: PaymentTokenVerifier
     let devices: DeviceAuthenticator
     let desks: DeskAuthenticator
@@ -31,7 +31,7 @@ struct WhitelabelPayRoutes: Sendable {
         group.get("devices/:subjectId/events") { request, context in try await events(request, context) }
         group.get("devices/:subjectId/payment-means") { request, context in
             let device = try await device(request, context)
-            return HTTPMessages.json(.ok, try meansBody(try directory.means(of: device.subjectID)))
+            return HTTPMessages.json(.ok, try meansBody(try await directory.means(of: device.subjectID)))
         }
         group.post("devices/:subjectId/payment-means/:meansId/deactivate") { request, context in try await setActive(request, context, false) }
         group.post("devices/:subjectId/payment-means/:meansId/reactivate") { request, context in try await setActive(request, context, true) }
@@ -50,7 +50,7 @@ struct WhitelabelPayRoutes: Sendable {
         let body = try await HTTPMessages.object(request, limit: configuration.maximumBodyBytes)
         let enrolment = try parseEnrolment(try HTTPMessages.string(body, "enrolmentToken", maximum: 256))
         try await devices.authenticate(token, enrolment: enrolment)
-        let device = try directory.register(enrolment.description, subjectID: enrolment.subjectID, referenceID: enrolment.referenceID, now: clock())
+        let device = try await directory.registerDevice(enrolment.description, subjectID: enrolment.subjectID, referenceID: enrolment.referenceID, now: clock())
         guard device.enrolment == enrolment.description else {
             throw TokenMintError(.server.conflict, "another enrolment token is registered under this subject")
         }
@@ -58,7 +58,7 @@ struct WhitelabelPayRoutes: Sendable {
         return HTTPMessages.json(.created, deviceBody(device))
     }
 
-    func deviceBody(_ device: PaymentDirectory.Device) -> JSONObject {
+    func deviceBody(_ device: DirectoryDevice) -> JSONObject {
         JSONObject([("subjectId", .string(device.subjectID)), ("status", .string(device.enrolled ? "enrolled" : "pending")),
                     ("serverTime", .number(clock()))])
     }
@@ -70,21 +70,21 @@ struct WhitelabelPayRoutes: Sendable {
     }
 
     /// The device a device route names, after its JWT verified.
-    func device(_ request: Request, _ context: BasicRequestContext) async throws(TokenMintError) -> PaymentDirectory.Device {
+    func device(_ request: Request, _ context: BasicRequestContext) async throws(TokenMintError) -> DirectoryDevice {
         let token = try DeviceAuthenticator.bearer(request)
         guard let subjectID = context.parameters.get("subjectId") else { throw TokenMintError(.server.notFound, "no subject") }
         return try await device(token: token, subjectID: subjectID)
     }
 
-    func device(token: String, subjectID: String) async throws(TokenMintError) -> PaymentDirectory.Device {
+    func device(token: String, subjectID: String) async throws(TokenMintError) -> DirectoryDevice {
         // A subject the server does not know: the SDK wipes itself on this answer.
-        guard let device = try directory.device(subjectID) else { throw TokenMintError(.pay.invalidEnrolmentInstance, "the device is not registered") }
+        guard let device = try await directory.device(subjectID) else { throw TokenMintError(.pay.invalidEnrolmentInstance, "the device is not registered") }
         try await devices.authenticate(token, enrolment: try parseEnrolment(device.enrolment))
         return device
     }
 
     /// The device, which must be enrolled at a desk.
-    func enrolledDevice(_ request: Request, _ context: BasicRequestContext) async throws(TokenMintError) -> (PaymentDirectory.Device, EnrolmentToken) {
+    func enrolledDevice(_ request: Request, _ context: BasicRequestContext) async throws(TokenMintError) -> (DirectoryDevice, EnrolmentToken) {
         let device = try await device(request, context)
         guard device.enrolled else { throw TokenMintError(.pay.deviceNotEnrolled, "the device is not enrolled at a desk yet") }
         return (device, try parseEnrolment(device.enrolment))
@@ -94,11 +94,11 @@ struct WhitelabelPayRoutes: Sendable {
     func status(_ request: Request, _ context: BasicRequestContext) async throws(TokenMintError) -> Response {
         let device = try await device(request, context)
         var body = deviceBody(device)
-        body.set("paymentMeans", try meansBody(try directory.means(of: device.subjectID))["paymentMeans"] ?? .array([]))
+        body.set("paymentMeans", try meansBody(try await directory.means(of: device.subjectID))["paymentMeans"] ?? .array([]))
         return HTTPMessages.json(.ok, body)
     }
 
-    func meansBody(_ means: [PaymentDirectory.Means]) throws(TokenMintError) -> JSONObject {
+    func meansBody(_ means: [DirectoryMeans]) throws(TokenMintError) -> JSONObject {
         JSONObject([("paymentMeans", .array(means.map { .object(JSONObject([("id", .string($0.id)), ("active", .bool($0.active))])) }))])
     }
 
@@ -107,7 +107,7 @@ struct WhitelabelPayRoutes: Sendable {
         guard let meansID = context.parameters.get("meansId"), PaymentMeans.isValidID(meansID) else {
             throw TokenMintError(.server.notFound, "no such payment means")
         }
-        return HTTPMessages.json(.ok, try meansBody(try directory.setActive(meansID, of: device.subjectID, active)))
+        return HTTPMessages.json(.ok, try meansBody(try await directory.setActive(meansID, of: device.subjectID, active)))
     }
 
     /// `POST …/unsigned-tokens`: the online unsigned part for the active
@@ -115,7 +115,7 @@ struct WhitelabelPayRoutes: Sendable {
     func unsignedToken(_ request: Request, _ context: BasicRequestContext) async throws(TokenMintError) -> Response {
         let (device, enrolment) = try await enrolledDevice(request, context)
         let named = try await optionalBody(request).flatMap { object throws(TokenMintError) in try HTTPMessages.optionalString(object, "paymentMeansId", maximum: 64) }
-        let means = try directory.means(of: device.subjectID)
+        let means = try await directory.means(of: device.subjectID)
         guard let chosen = named.map({ id in means.first { $0.id == id } }) ?? means.first(where: \.active) else {
             throw TokenMintError(.pay.failureToRetrievePaymentMeans, named == nil ? "the device has no active payment means" : "the device has no such payment means")
         }
@@ -187,12 +187,12 @@ struct WhitelabelPayRoutes: Sendable {
     }
 
     /// Writes the events after `sequence`; returns the last one sent.
-    static func flush(_ directory: PaymentDirectory, _ subjectID: String, after sequence: Int64, writer: inout any ResponseBodyWriter) async throws -> Int64 {
+    static func flush(_ directory: any PaymentDirectory, _ subjectID: String, after sequence: Int64, writer: inout any ResponseBodyWriter) async throws -> Int64 {
         var last = sequence
         while true {
-            let events = try directory.events(of: subjectID, after: last, limit: 64)
+            let events = try await directory.events(of: subjectID, after: last, limit: 64)
             for event in events {
-                let type = (try? JSONParser.parse(Array(event.payload.utf8)))?.objectValue?["yp-type"]?.stringValue ?? "message"
+                let type = event.type ?? "message"
                 try await writer.write(ByteBuffer(string: "id: \(event.sequence)\nevent: \(type)\ndata: \(event.payload)\n\n"))
                 last = event.sequence
             }
@@ -213,14 +213,14 @@ struct WhitelabelPayRoutes: Sendable {
         if let meansID, !PaymentMeans.isValidID(meansID) {
             throw TokenMintError(.server.badRequest, "paymentMeansId is 1 to 64 characters of [A-Za-z0-9-]")
         }
-        let device = try directory.register(enrolment.description, subjectID: enrolment.subjectID, referenceID: enrolment.referenceID, now: clock())
+        let device = try await directory.registerDevice(enrolment.description, subjectID: enrolment.subjectID, referenceID: enrolment.referenceID, now: clock())
         guard device.enrolment == enrolment.description else {
             throw TokenMintError(.server.conflict, "another enrolment token is registered under this subject")
         }
         do { try await verifier.enrol(enrolment) } catch where error.code == .pay.enrollmentError {
             throw TokenMintError(.server.conflict, "the reference ID is enrolled with another device key", underlying: error)
         }
-        let (means, _) = try directory.completeEnrolment(device.subjectID, meansID: meansID, now: clock())
+        let (means, _) = try await directory.completeEnrolment(device.subjectID, meansID: meansID, now: clock())
         await push(device.subjectID)
         logger.info("enrolled", metadata: ["subject": "\(device.subjectID)", "client_id": "\(desk)", "means": "\(means)"])
         return HTTPMessages.json(.created, JSONObject([
@@ -241,10 +241,11 @@ struct WhitelabelPayRoutes: Sendable {
             let currency = amount["currency"]?.stringValue, currency.utf8.count == 3, currency.utf8.allSatisfy({ (65...90).contains($0) })
         else { throw TokenMintError(.server.badRequest, "amount is {\"value\": minor units 1 to 99999999999, \"currency\": ISO 4217 code}") }
 
+        let directory = self.directory
         let refused = { (error: TokenMintError, subject: String?) async throws(TokenMintError) -> Response in
             if HTTPMessages.status(for: error.code) == .internalServerError { throw error }
             if let subject {
-                _ = try directory.addEvent(subject, type: "payment-failed.v1", extra: ["reason": .string(error.code.name)], now: clock())
+                _ = try await directory.addEvent(subject, type: "payment-failed.v1", extra: ["reason": .string(error.code.name)], now: clock())
                 await push(subject)
             }
             logger.info("payment refused", metadata: ["client_id": "\(desk)", "code": "\(error.code)", "attempt": "\(attempt.prefix(64))"])
@@ -253,15 +254,15 @@ struct WhitelabelPayRoutes: Sendable {
         let token: PaymentToken
         do { token = try PaymentToken(parsing: text) } catch { return try await refused(error, nil) }
         let tokenHash = HashFunction.sha256.hash(token.signedMessage)
-        if let earlier = try directory.transaction(attempt: attempt) {
+        if let earlier = try await directory.payment(attempt: attempt) {
             guard earlier.tokenHash == tokenHash else {
                 throw TokenMintError(.server.conflict, "attemptId \(attempt.prefix(64)) belongs to another payment")
             }
             return accepted(earlier)
         }
         let parts = token.unsignedPart.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count >= 2, PaymentMeans.isValidID(parts[1]), let means = try directory.means(id: String(parts[1])),
-            let device = try directory.device(means.subjectID)
+        guard parts.count >= 2, PaymentMeans.isValidID(parts[1]), let means = try await directory.means(id: String(parts[1])),
+            let device = try await directory.device(means.subjectID)
         else { return try await refused(TokenMintError(.pay.deviceNotEnrolled, "the token names no payment means this server knows"), nil) }
         guard means.active else {
             return try await refused(TokenMintError(.pay.failureToRetrievePaymentMeans, "payment means \(means.id) is deactivated"), device.subjectID)
@@ -270,22 +271,22 @@ struct WhitelabelPayRoutes: Sendable {
         do { _ = try await verifier.verify(text, enrolment: enrolment, attempt: attempt) } catch {
             return try await refused(error, device.subjectID)
         }
-        let record = PaymentDirectory.Transaction(
+        let record = RecordedPayment(
             id: UUIDText.random(), attemptID: attempt, tokenHash: tokenHash, subjectID: device.subjectID, meansID: means.id,
             amount: value, currency: currency, clientID: desk, createdAt: clock())
-        let (stored, event) = try directory.recordPayment(record)
+        let (stored, event) = try await directory.recordPayment(record)
         if event != nil { await push(device.subjectID) }
         logger.info("payment accepted", metadata: ["client_id": "\(desk)", "transaction": "\(stored.id)", "subject": "\(device.subjectID)"])
         return accepted(stored)
     }
 
-    func accepted(_ transaction: PaymentDirectory.Transaction) -> Response {
+    func accepted(_ transaction: RecordedPayment) -> Response {
         var body = Self.transactionBody(transaction)
         body.set("status", .string("accepted"))
         return HTTPMessages.json(.ok, body)
     }
 
-    static func transactionBody(_ transaction: PaymentDirectory.Transaction) -> JSONObject {
+    static func transactionBody(_ transaction: RecordedPayment) -> JSONObject {
         JSONObject([
             ("transactionId", .string(transaction.id)), ("subjectId", .string(transaction.subjectID)),
             ("paymentMeansId", .string(transaction.meansID)),
@@ -297,23 +298,25 @@ struct WhitelabelPayRoutes: Sendable {
     /// `GET /wlp/v1/transactions`: a device sees its own payments, a desk all.
     func transactions(_ request: Request) async throws(TokenMintError) -> Response {
         let query = request.uri.queryParameters
-        let page = try TransactionPage(page: query["page"].map(String.init), size: query["size"].map(String.init),
-                                       sort: query[values: "sort"].map(String.init))
+        let page: TransactionQuery
+        do {
+            page = try TransactionQuery(page: query["page"].map(String.init), size: query["size"].map(String.init), sort: query[values: "sort"].map(String.init))
+        } catch { throw TokenMintError(.server.badRequest, error.reason, underlying: error) }
         let token = try DeviceAuthenticator.bearer(request)
         let subject: String?
-        if token.split(separator: ".").count == 3, let claimed = try? DeviceAuthenticator.claimedSubject(token), try directory.device(claimed) != nil {
+        if token.split(separator: ".").count == 3, let claimed = try? DeviceAuthenticator.claimedSubject(token), try await directory.device(claimed) != nil {
             subject = try await device(token: token, subjectID: claimed).subjectID
         } else {
             _ = try await desks.authenticate(request)
             subject = nil
         }
-        let (rows, total) = try directory.transactions(of: subject, page: page)
+        let (rows, total) = try await directory.payments(of: subject, query: page)
         let pages = total == 0 ? 0 : (total + Int64(page.size) - 1) / Int64(page.size)
         return HTTPMessages.json(.ok, JSONObject([
             ("content", .array(rows.map { .object(Self.transactionBody($0)) })),
             ("page", .number(page.page)), ("size", .number(page.size)),
             ("totalElements", .number(total)), ("totalPages", .number(pages)),
-            ("sort", .array(page.sort.map { .string($0.description) })),
+            ("sort", .array(page.sort.map { .string($0) })),
         ]))
     }
 }

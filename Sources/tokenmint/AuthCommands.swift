@@ -5,8 +5,9 @@ import TokenMint
 struct AuthCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "auth", abstract: "OAuth tokens with a FIDO2 step-up, and the service-key user-token exchange.",
-        discussion: "Issuer state (signing key, refresh-token hashes, passkeys, challenges) lives in auth.sqlite in the --store folder.",
-        subcommands: [Issue.self, Refresh.self, Passkey.self, Challenge.self, Elevate.self, Verify.self, JWKS.self, RotateKey.self, Exchange.self])
+        discussion: "Issuer state (signing key, refresh-token hashes, passkeys, challenges) lives in auth.sqlite in the --store folder; the session of `auth login` (with the HTTPClient trait) in session.sqlite.",
+        subcommands: [Issue.self, Refresh.self, Passkey.self, Challenge.self, Elevate.self, Verify.self, JWKS.self, RotateKey.self, Exchange.self]
+            + authLoginCommands)
 
     struct IssuerOptions: ParsableArguments {
         @OptionGroup var store: StoreOptions

@@ -5,6 +5,9 @@ import TokenMint
 import TokenMintServer
 import Logging
 #endif
+#if Server && Postgres
+import TokenMintPostgres
+#endif
 
 /// The `serve` command when the CLI is built with the Server trait.
 #if Server
@@ -52,7 +55,14 @@ struct Serve: AsyncParsableCommand {
         @Option(name: .customLong("tls-key"), help: "The PEM private key of --tls-certificate.") var tlsKey: String?
         @Option(name: .customLong("max-body"), help: "The largest request body taken, in bytes.") var maximumBody = 64 * 1024
         @Option(name: .customLong("offline-grant"), help: "Offline tokens granted to a device at a time.") var offlineGrant: Int64 = 10
+        @Option(name: .customLong("service-key-file"),
+                help: "A file (mode 0600) holding the service key partners present at POST /v2/user_token (without it that route answers 404).")
+        var serviceKeyFile: String?
         @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
+        #if Postgres
+        @Option(help: "Keep the payment state (ledger, grants, devices, means, transactions, events) on PostgreSQL, shared by every server given the same URL: postgres://user[:password]@host[:port]/database[?sslmode=require]. Keys, OAuth clients and accounts stay in --state.")
+        var postgres: String?
+        #endif
 
         func run() async throws {
             var configuration = state.configuration()
@@ -63,10 +73,24 @@ struct Serve: AsyncParsableCommand {
             configuration.tlsKeyPath = tlsKey
             configuration.maximumBodyBytes = maximumBody
             configuration.offlineGrantSize = offlineGrant
+            configuration.serviceKeyPath = serviceKeyFile
             guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("--log-level: unknown level \(logLevel)") }
             var logger = Logger(label: "tokenmint.serve") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = level
-            let server = try TokenMintServer(configuration: configuration, logger: logger)
+            #if Postgres
+            if let postgres {
+                let (configuration, logger) = (configuration, logger)
+                try await PostgresVerifierStore.withStore(try PostgresConfiguration(url: postgres), logger: logger) { store in
+                    try await store.migrate()
+                    try await serve(TokenMintServer(configuration: configuration, logger: logger, payments: store), configuration)
+                }
+                return
+            }
+            #endif
+            try await serve(TokenMintServer(configuration: configuration, logger: logger), configuration)
+        }
+
+        func serve(_ server: TokenMintServer, _ configuration: ServerConfiguration) async throws {
             let scheme = tlsCertificate == nil ? "http" : "https"
             let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
             try await server.run { port in

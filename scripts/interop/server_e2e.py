@@ -19,7 +19,13 @@ token with the server's JWKS. Checks:
   * SIGKILL of the server in the middle of a burst of payments: after a
     restart every acknowledged payment is accepted again under its attempt
     with the same transaction ID, and no token is accepted under two attempts;
-  * SIGTERM stops the server gracefully (exit 0, open event streams end).
+  * SIGTERM stops the server gracefully (exit 0, open event streams end);
+  * the user-token exchange (POST /v2/user_token, IFTTT's service-key shape)
+    on a server started with --service-key-file: a partner backend exchanges
+    a user's access token (from the code flow, driven here over plain HTTP)
+    for a user token; a wrong or missing key, another user's or a forged
+    token refused; a key file others may read refused at start; without a
+    key the route is 404; neither the key nor a token reaches the log.
 
 The CLI comes from $TOKENMINT (default .build/debug/tokenmint). One line per
 check, then `N passed, M failed` (exit 1 if anything failed).
@@ -85,19 +91,29 @@ def free_port():
 
 
 class Server:
-    """A `tokenmint serve` process on a state directory."""
+    """A `tokenmint serve` process on a state directory; `extra_args` go on
+    its command line. Its standard error is collected while it runs and is
+    in `log` once it stopped."""
 
-    def __init__(self, state, port):
+    def __init__(self, state, port, extra_args=(), log_level="warning"):
         self.state, self.port, self.process = state, port, None
+        self.extra_args, self.log_level = list(extra_args), log_level
         self.base = f"http://127.0.0.1:{port}"
+        self.log, self.log_lines, self.drain = "", [], None
 
     def start(self):
         self.process = subprocess.Popen(
-            [TOKENMINT, "serve", "--state", self.state, "--port", str(self.port), "--authorized-party", AZP, "--log-level", "warning"],
+            [TOKENMINT, "serve", "--state", self.state, "--port", str(self.port), "--authorized-party", AZP, "--log-level", self.log_level,
+             *self.extra_args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.process.stdout.readline()
         if not line.startswith("listening on "):
             raise RuntimeError(f"the server did not start: {line!r} {self.process.stderr.read()[:2000]}")
+        # Drained all along, so that a chatty log never fills the pipe.
+        stderr, lines = self.process.stderr, []
+        self.log_lines = lines
+        self.drain = threading.Thread(target=lambda: lines.extend(stderr), daemon=True)
+        self.drain.start()
         return line.strip()
 
     def stop(self, sig=signal.SIGTERM):
@@ -107,6 +123,9 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             code = self.process.wait()
+        if self.drain is not None:
+            self.drain.join(timeout=10)
+        self.log = "".join(self.log_lines)
         self.process.stdout.close()
         self.process.stderr.close()
         return code
@@ -497,6 +516,115 @@ def kill_mid_payment(state, port):
     return server
 
 
+PARTNER_CLIENT = "partner-app"
+PARTNER_REDIRECT = "http://127.0.0.1/callback"
+ACCOUNT_PASSWORD = "correct horse battery staple"
+
+
+def form_post(server, path, fields):
+    body = urllib.parse.urlencode(fields).encode()
+    return request(server, "POST", path, raw=body, headers={"Content-Type": "application/x-www-form-urlencoded"})
+
+
+def code_flow_token(server, username):
+    """An access token for `username` by the code flow with PKCE, over plain
+    HTTP: the sign-in form posted, the redirect's code redeemed."""
+    verifier = b64url(secrets.token_bytes(32))
+    challenge = b64url(hashlib.sha256(verifier.encode()).digest())
+    status, headers, _ = form_post(server, "/oauth/authorize", {
+        "response_type": "code", "client_id": PARTNER_CLIENT, "redirect_uri": PARTNER_REDIRECT, "code_challenge": challenge,
+        "code_challenge_method": "S256", "state": "s1", "username": username, "password": ACCOUNT_PASSWORD})
+    location = {name.lower(): value for name, value in headers.items()}.get("location", "")
+    code = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(location).query)).get("code")
+    if status not in (302, 303) or not code:
+        return None
+    status, _, answer = form_post(server, "/oauth/token", {
+        "grant_type": "authorization_code", "code": code, "redirect_uri": PARTNER_REDIRECT, "code_verifier": verifier, "client_id": PARTNER_CLIENT})
+    return answer.get("access_token") if status == 200 and isinstance(answer, dict) else None
+
+
+def exchange(server, key, body):
+    """A partner backend's POST /v2/user_token (Python http.client)."""
+    headers = {} if key is None else {"IFTTT-Service-Key": key}
+    return request(server, "POST", "/v2/user_token", body, headers=headers)
+
+
+def user_token_exchange(plain):
+    """The user-token exchange on a server of its own, started with
+    --service-key-file; `plain` is a server started without one."""
+    status, _, body = exchange(plain, "k" * 43, {"user_id": "alice", "access_token": "x"})
+    check("without --service-key-file: POST /v2/user_token is 404", status == 404 and isinstance(body, dict) and body.get("error") == "notFound", body)
+    with tempfile.TemporaryDirectory(prefix="tokenmint-usertoken-") as folder:
+        state = os.path.join(folder, "state")
+        key_path = os.path.join(folder, "service.key")
+        key = secrets.token_urlsafe(32)
+        with open(key_path, "w") as file:
+            file.write(key + "\n")
+        os.chmod(key_path, 0o644)
+        command = [TOKENMINT, "serve", "--state", state, "--port", str(free_port()), "--service-key-file", key_path]
+        try:
+            result = subprocess.run(command, capture_output=True, text=True, timeout=30)
+            refused = result.returncode != 0 and "--service-key-file" in result.stderr and "chmod 600" in result.stderr \
+                and key not in result.stderr + result.stdout
+            detail = (result.returncode, result.stderr[-300:])
+        except subprocess.TimeoutExpired:
+            refused, detail = False, "the server started"
+        check("a service key file others may read (0644): serve refuses to start, naming the fix", refused, detail)
+        check("  ... and creates no state before the key is checked", not os.path.exists(state))
+        os.chmod(key_path, 0o600)
+
+        result = subprocess.run([TOKENMINT, "serve", "client", "add", "--state", state, "--id", PARTNER_CLIENT, "--redirect-uri", PARTNER_REDIRECT,
+                                 "--grant", "authorization_code"], capture_output=True, text=True)
+        ok = result.returncode == 0
+        for username in ("alice", "bob"):
+            result = subprocess.run([TOKENMINT, "serve", "account", "add", "--state", state, "--username", username, "--password-stdin"],
+                                    input=ACCOUNT_PASSWORD + "\n", capture_output=True, text=True)
+            ok = ok and result.returncode == 0
+        check("user tokens: a public client and the accounts alice and bob registered", ok, result.stderr[-300:])
+
+        server = Server(state, free_port(), extra_args=["--service-key-file", key_path], log_level="info")
+        server.start()
+        secrets_seen = [key]
+        try:
+            alice = code_flow_token(server, "alice")
+            bob = code_flow_token(server, "bob")
+            check("user tokens: access tokens for alice and bob from the code flow", alice is not None and bob is not None)
+            if alice is None or bob is None:
+                return
+            secrets_seen += [alice, bob]
+            status, headers, body = exchange(server, key, {"user_id": "alice", "access_token": alice})
+            fields = {name.lower(): value for name, value in headers.items()}
+            token = body.get("user_token") if isinstance(body, dict) else None
+            check("a partner with the service key exchanges alice's access token: 200 {type: user_token, user_token}",
+                  status == 200 and body.get("type") == "user_token" and isinstance(token, str) and len(token) >= 32, (status, body))
+            check("  ... as application/json, Cache-Control: no-store",
+                  fields.get("content-type", "").startswith("application/json") and fields.get("cache-control") == "no-store", fields)
+            status, _, again = exchange(server, key, {"user_id": "alice", "access_token": alice})
+            check("a second exchange gives another user token", status == 200 and again.get("user_token") not in (None, token), again)
+            secrets_seen += [t for t in (token, again.get("user_token") if isinstance(again, dict) else None) if t]
+            wrong = key[:-1] + ("A" if key[-1] != "A" else "B")
+            status, _, body = exchange(server, wrong, {"user_id": "alice", "access_token": alice})
+            check("a wrong service key: 401 serviceKeyInvalid", status == 401 and body.get("error") == "serviceKeyInvalid", body)
+            status, _, body = exchange(server, None, {"user_id": "alice", "access_token": alice})
+            check("no IFTTT-Service-Key header: 401 serviceKeyInvalid", status == 401 and body.get("error") == "serviceKeyInvalid", body)
+            status, _, body = exchange(server, key, {"user_id": "alice", "access_token": bob})
+            check("bob's access token for alice: 401 accessTokenInvalid", status == 401 and body.get("error") == "accessTokenInvalid", body)
+            forged = alice[:-4] + ("AAAA" if not alice.endswith("AAAA") else "BBBB")
+            status, _, body = exchange(server, key, {"user_id": "alice", "access_token": forged})
+            check("a forged access token: 401 accessTokenInvalid", status == 401 and body.get("error") == "accessTokenInvalid", body)
+            status, _, body = request(server, "POST", "/v2/user_token", raw=b'{"user_id": ', headers={"IFTTT-Service-Key": key, "Content-Type": "application/json"})
+            check("malformed JSON: 400 badRequest", status == 400 and body.get("error") == "badRequest", body)
+            status, _, body = exchange(server, key, {"user_id": "alice"})
+            check("no access_token: 400 badRequest", status == 400 and body.get("error") == "badRequest", body)
+        finally:
+            code = server.stop()
+        check("the keyed server stops cleanly", code == 0, code)
+        log = server.log
+        check("the server logged the exchange and the refusals (log level info)", "user token issued" in log and "serviceKeyInvalid" in log, log[-500:])
+        leaked = [n for n, s in enumerate(secrets_seen) if s and s in log]
+        check("neither the service key nor an access or user token is in the server's log", not leaked and key not in log, leaked)
+
+
 def graceful(server):
     device = Device()
     request(server, "POST", "/wlp/v1/devices", {"enrolmentToken": device.enrolment}, headers={"Authorization": "Bearer " + device.jwt(server.base)})
@@ -521,6 +649,7 @@ def main():
         try:
             desk, device, _, stream = flow(server)
             bad_input(server, desk, device)
+            user_token_exchange(server)
             server = cli_flow(server)
         finally:
             code = server.stop()

@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Requests per second and p50/p99 latency of `tokenmint serve`, driven by wrk.
+
+Rows, each at 1, 16 and 64 connections, all in the same run on the same
+server: GET /healthz (the HTTP limit: the smallest route there is),
+POST /wlp/v1/payments (SQLite: each request a fresh offline token of an
+enrolled device, verified, recorded once and answered after its transaction
+commits), and POST /oauth/token with the refresh grant (each request spends a
+refresh token and mints the next pair). Payment tokens are signed beforehand
+(pyca/cryptography); refresh tokens come from real code-flow logins, one
+family per connection, each response's new token reused by the next request.
+
+Usage: server_wrk.py [--binary PATH] [--seconds N] [--connections 1,16,64].
+A benchmark, not a test: it prints figures and the payments/healthz ratio at
+the highest connection count (goal: >= 0.5 on SQLite); it fails only when a
+row cannot be measured.
+"""
+import argparse
+import base64
+import hashlib
+import json
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop"))
+import server_e2e  # noqa: E402
+from server_e2e import DESK_SECRET, Device, Server, desk_token, free_port, request  # noqa: E402
+
+LUA = r"""
+local items = {}
+local next_item = 1
+local path, method, content_type, auth, mode = "%(path)s", "%(method)s", "%(ctype)s", "%(auth)s", "%(mode)s"
+function init(args)
+  for line in io.lines(args[1]) do items[#items + 1] = line end
+end
+local primed = false
+function request()
+  local item = items[next_item]
+  -- wrk builds one request before the run that it never sends: it takes nothing.
+  if primed and mode == "payments" then next_item = next_item + 1 end
+  if primed and mode == "refresh" then table.remove(items, next_item) end
+  primed = true
+  if item == nil then item = "" end
+  local body = nil
+  if mode == "payments" then
+    body = '{"paymentToken":"' .. item .. '","amount":{"value":100,"currency":"EUR"},"attemptId":"a' .. tostring(next_item) .. '-' .. tostring(math.random(1, 1e9)) .. '"}'
+  elseif mode == "refresh" then
+    body = "grant_type=refresh_token&client_id=bench-app&refresh_token=" .. item
+  end
+  local headers = {}
+  if content_type ~= "" then headers["Content-Type"] = content_type end
+  if auth ~= "" then headers["Authorization"] = auth end
+  return wrk.format(method, path, headers, body)
+end
+local reported = 0
+function response(status, headers, body)
+  if status >= 300 and reported < 3 then
+    reported = reported + 1
+    io.write("NON2XX ", status, " ", string.sub(body, 1, 200), "\n")
+  end
+  if mode == "refresh" and status == 200 then
+    local token = string.match(body, '"refresh_token":"([^"]+)"')
+    if token then items[#items + 1] = token end
+  end
+end
+function done(summary, latency, requests)
+  io.write(string.format("RESULT %%d %%d %%d %%d %%d\n", summary.requests, summary.duration, summary.errors.status,
+    latency:percentile(50), latency:percentile(99)))
+end
+"""
+
+
+def wrk(base, seconds, connections, script, data_file):
+    result = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "-s", script, base, "--", data_file],
+                            capture_output=True, text=True, timeout=seconds + 60)
+    line = next((l for l in result.stdout.splitlines() if l.startswith("RESULT ")), None)
+    if line is None:
+        raise RuntimeError(f"wrk printed no result: {result.stdout[-500:]} {result.stderr[-500:]}")
+    requests, duration_us, non2xx, p50, p99 = map(int, line.split()[1:])
+    for sample in [l for l in result.stdout.splitlines() if l.startswith("NON2XX ")][:3]:
+        print("  " + sample[7:], file=sys.stderr)
+    return {"rps": requests / (duration_us / 1e6), "p50_ms": p50 / 1000, "p99_ms": p99 / 1000, "non2xx": non2xx, "requests": requests}
+
+
+def script(directory, name, **values):
+    path = os.path.join(directory, name + ".lua")
+    with open(path, "w") as handle:
+        handle.write(LUA % values)
+    return path
+
+
+def login(server, username, password, verifier):
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    redirect = "http://127.0.0.1:9/cb"
+    form = urllib.parse.urlencode({"response_type": "code", "client_id": "bench-app", "redirect_uri": redirect, "code_challenge": challenge,
+                                   "code_challenge_method": "S256", "state": "s", "username": username, "password": password}).encode()
+    status, headers, _ = request(server, "POST", "/oauth/authorize", raw=form, headers={"Content-Type": "application/x-www-form-urlencoded"})
+    location = headers.get("Location") or headers.get("location")
+    code = urllib.parse.parse_qs(urllib.parse.urlparse(location).query)["code"][0]
+    form = urllib.parse.urlencode({"grant_type": "authorization_code", "code": code, "redirect_uri": redirect, "client_id": "bench-app",
+                                   "code_verifier": verifier}).encode()
+    _, _, body = request(server, "POST", "/oauth/token", raw=form, headers={"Content-Type": "application/x-www-form-urlencoded"})
+    return body["refresh_token"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--binary", default=os.environ.get("TOKENMINT", ".build/debug/tokenmint"))
+    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--connections", default="1,16,64")
+    args = parser.parse_args()
+    server_e2e.TOKENMINT = args.binary
+    levels = [int(c) for c in args.connections.split(",")]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="tokenmint-wrk-") as work:
+        state = os.path.join(work, "state")
+        subprocess.run([args.binary, "serve", "client", "add", "--state", state, "--id", "desk-1", "--secret-stdin"], input=DESK_SECRET + "\n",
+                       capture_output=True, text=True, check=True)
+        subprocess.run([args.binary, "serve", "client", "add", "--state", state, "--id", "bench-app", "--redirect-uri", "http://127.0.0.1:9/cb",
+                        "--grant", "authorization_code", "--grant", "refresh_token"], capture_output=True, text=True, check=True)
+        subprocess.run([args.binary, "serve", "account", "add", "--state", state, "--username", "bench", "--password-stdin"],
+                       input="bench password\n", capture_output=True, text=True, check=True)
+        server = Server(state, free_port())
+        server.process = subprocess.Popen([args.binary, "serve", "--state", state, "--port", str(server.port), "--authorized-party", server_e2e.AZP,
+                                           "--offline-grant", "10000", "--log-level", "error"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if not server.process.stdout.readline().startswith("listening on"):
+            raise RuntimeError("the server did not start")
+        try:
+            _, _, answer = desk_token(server)
+            desk = answer["access_token"]
+            device = Device()
+            request(server, "POST", "/wlp/v1/devices", {"enrolmentToken": device.enrolment}, headers={"Authorization": "Bearer " + device.jwt(server.base)})
+            _, _, body = request(server, "POST", "/wlp/v1/enrolments", {"enrolmentToken": device.enrolment}, headers={"Authorization": "Bearer " + desk})
+            means = body["paymentMeansId"]
+            wanted = 4000 * args.seconds * len(levels)
+            granted = 0
+            while granted < wanted:
+                _, _, grant = request(server, "POST", f"/wlp/v1/devices/{device.subject}/offline-grants", {"count": 10000},
+                                      headers={"Authorization": "Bearer " + device.jwt(server.base)})
+                granted += grant["count"]
+            tokens = os.path.join(work, "tokens.txt")
+            with open(tokens, "w") as handle:
+                for counter in range(1, granted + 1):
+                    handle.write(device.offline(means, counter) + "\n")
+            families = os.path.join(work, "refresh.txt")
+            with open(families, "w") as handle:
+                for _ in range(max(levels)):
+                    handle.write(login(server, "bench", "bench password", secrets.token_urlsafe(48)) + "\n")
+            empty = os.path.join(work, "empty.txt")
+            open(empty, "w").close()
+            health = script(work, "health", path="/healthz", method="GET", ctype="", auth="", mode="health")
+            pay = script(work, "pay", path="/wlp/v1/payments", method="POST", ctype="application/json", auth="Bearer " + desk, mode="payments")
+            refresh = script(work, "refresh", path="/oauth/token", method="POST", ctype="application/x-www-form-urlencoded", auth="", mode="refresh")
+            offset = 0
+            for connections in levels:
+                rows.append(("GET /healthz", connections, wrk(server.base, args.seconds, connections, health, empty)))
+                # Each level gets tokens no earlier level used.
+                level_tokens = os.path.join(work, f"tokens-{connections}.txt")
+                with open(tokens) as source, open(level_tokens, "w") as target:
+                    lines = source.readlines()[offset:]
+                    target.writelines(lines)
+                result = wrk(server.base, args.seconds, connections, pay, level_tokens)
+                offset += result["requests"] + connections
+                rows.append(("POST /wlp/v1/payments (SQLite)", connections, result))
+                level_families = os.path.join(work, f"refresh-{connections}.txt")
+                with open(families) as source, open(level_families, "w") as target:
+                    target.writelines(source.readlines()[:connections])
+                rows.append(("POST /oauth/token refresh grant (SQLite)", connections, wrk(server.base, args.seconds, connections, refresh, level_families)))
+                # The families used at this level are spent: log in again for the next.
+                with open(families, "w") as handle:
+                    for _ in range(max(levels)):
+                        handle.write(login(server, "bench", "bench password", secrets.token_urlsafe(48)) + "\n")
+        finally:
+            server.stop()
+    print(f"{'row':45} {'conns':>5} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'non-2xx':>8}")
+    for name, connections, result in rows:
+        print(f"{name:45} {connections:5} {result['rps']:9.0f} {result['p50_ms']:8.2f} {result['p99_ms']:8.2f} {result['non2xx']:8}")
+    top = max(levels)
+    bare = next(r for n, c, r in rows if n == "GET /healthz" and c == top)
+    paid = next(r for n, c, r in rows if n.startswith("POST /wlp/v1/payments") and c == top)
+    print(f"payments / healthz at {top} connections: {paid['rps'] / bare['rps']:.2f}x (goal >= 0.5)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
