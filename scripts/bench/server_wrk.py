@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -75,6 +76,16 @@ end
 """
 
 
+def ensure_wrk():
+    """Installs Debian's wrk when it is missing (as root, or through sudo)."""
+    if shutil.which("wrk"):
+        return
+    prefix = [] if os.geteuid() == 0 else ["sudo", "-n"]
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    subprocess.run(prefix + ["apt-get", "update", "-qq"], check=False, env=env, capture_output=True)
+    subprocess.run(prefix + ["apt-get", "install", "-y", "-qq", "wrk"], check=True, env=env, capture_output=True)
+
+
 def wrk(base, seconds, connections, script, data_file):
     result = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "-s", script, base, "--", data_file],
                             capture_output=True, text=True, timeout=seconds + 60)
@@ -115,6 +126,7 @@ def main():
     parser.add_argument("--connections", default="1,16,64")
     args = parser.parse_args()
     server_e2e.TOKENMINT = args.binary
+    ensure_wrk()
     levels = [int(c) for c in args.connections.split(",")]
     rows = []
     with tempfile.TemporaryDirectory(prefix="tokenmint-wrk-") as work:
