@@ -40,7 +40,7 @@ public struct HTTPWhitelabelPayBackend: WhitelabelPayBackend {
     ///   - timeout: Each request's deadline.
     ///   - audience: The server's issuer URL (default: the base URL).
     /// - Throws: `pay.invalidConfiguration` for a base URL that is not http(s).
-    public init(environment: WhitelabelPayEnvironment, baseURL: String? = nil, audience: String? = nil, client: HTTPClient = .shared,
+    public init(environment: WhitelabelPayEnvironment, baseURL: String? = nil, audience: String? = nil, client: HTTPClient = .tokenMint,
                 timeout: Duration = .seconds(10)) throws(TokenMintError) {
         var base = baseURL ?? Self.defaultBaseURL(for: environment)
         while base.hasSuffix("/") { base.removeLast() }

@@ -1,8 +1,24 @@
 #if HTTPClient
 import TokenMintCore
-import AsyncHTTPClient
+public import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
+
+extension HTTPClient {
+    /// The client TokenMintHTTP's types use unless given one: AsyncHTTPClient's
+    /// shared event loops, and no redirect ever followed. A redirect that
+    /// crosses origins would carry the request's body (a client secret, a
+    /// refresh token, a code verifier) and headers such as the service key to
+    /// wherever it points; TokenMint's servers never redirect an API call, so
+    /// any 3xx is an error instead. It lives as long as the process and is
+    /// never shut down. A client a host passes in should be configured the
+    /// same way (`redirectConfiguration = .disallow`).
+    public static let tokenMint: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+}
 
 /// One JSON exchange over AsyncHTTPClient: the status, and the body read
 /// with the strict parser under a size cap. Anything that keeps the answer
@@ -49,6 +65,8 @@ struct JSONExchange: Sendable {
         } catch {
             throw .transport(error)
         }
+        // A redirect is never followed, whatever the client does with it.
+        if (300..<400).contains(status) { throw .malformed(status: status) }
         if bytes.isEmpty { return (status, JSONObject()) }
         var limits = JSONParser.Limits()
         limits.maximumBytes = Self.maximumBody

@@ -97,7 +97,7 @@ public final class OAuthAuthorizationProvider: AuthorizationProvider, @unchecked
     ///     `presentationNotPossible` (−501). It may return at once: the
     ///     sign-in completes when ``handleRedirect(_:)`` is called.
     public init(clientID: String, callbackURL: String?, server: String, issuer: String? = nil, scopes: [String] = [],
-                client: HTTPClient = .shared, timeout: Duration = .seconds(10), signInTimeout: Duration = .seconds(300),
+                client: HTTPClient = .tokenMint, timeout: Duration = .seconds(10), signInTimeout: Duration = .seconds(300),
                 clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) },
                 presenter: (@Sendable (URL) async throws -> Void)? = nil) {
         var base = server

@@ -27,7 +27,7 @@ public struct UserTokenClient: Sendable {
     /// - Throws: `auth.serverUnreachable` for a URL that is not http(s) or
     ///   has a query; `auth.serviceKeyInvalid` for a key that is not 32 to 256
     ///   visible ASCII characters (it travels in an HTTP header).
-    public init(baseURL: String, serviceKey: SecureBytes, client: HTTPClient = .shared, timeout: Duration = .seconds(10)) throws(TokenMintError) {
+    public init(baseURL: String, serviceKey: SecureBytes, client: HTTPClient = .tokenMint, timeout: Duration = .seconds(10)) throws(TokenMintError) {
         var base = baseURL
         while base.hasSuffix("/") { base.removeLast() }
         guard base.hasPrefix("http://") || base.hasPrefix("https://"), base.utf8.count <= 512, !base.contains("?"), !base.contains("#") else {

@@ -20,7 +20,7 @@ public struct WhitelabelPayDesk: Sendable {
 
     /// A desk of the server at `baseURL`.
     /// - Throws: `pay.invalidConfiguration` for a URL that is not http(s).
-    public init(baseURL: String, clientID: String, clientSecret: SecureBytes, client: HTTPClient = .shared,
+    public init(baseURL: String, clientID: String, clientSecret: SecureBytes, client: HTTPClient = .tokenMint,
                 timeout: Duration = .seconds(10)) throws(TokenMintError) {
         var base = baseURL
         while base.hasSuffix("/") { base.removeLast() }

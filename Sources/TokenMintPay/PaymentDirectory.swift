@@ -1,4 +1,5 @@
 public import TokenMintCore
+import TokenMintCrypto
 
 /// What a WhitelabelPay backend keeps besides the verifier's ledger: the
 /// devices registered (by themselves or at a desk), their payment means, the
@@ -76,6 +77,10 @@ public struct DirectoryMeans: Sendable, Hashable {
         self.subjectID = subjectID
         self.active = active
     }
+
+    /// A new payment means ID, for an enrolment whose desk named none:
+    /// `pm-` and 16 random hexadecimal digits.
+    public static func newID() -> String { "pm-" + Hex.encode(SecureRandom.bytes(count: 8)) }
 }
 
 /// A push event queued for a device: its sequence number and JSON payload.

@@ -1,6 +1,5 @@
 public import TokenMintCore
 public import TokenMintStore
-import TokenMintCrypto
 
 /// A WhitelabelPay backend's directory in a SQLite store file, beside the
 /// verifier's tables, created the first time a backend uses the store.
@@ -76,7 +75,7 @@ extension SQLiteStore: PaymentDirectory {
     /// Marks the device enrolled with one active means, and queues the push, in one transaction.
     public func completeEnrolment(_ subjectID: String, meansID: String?, now: Int64) throws(TokenMintError) -> (means: String, event: DirectoryEvent) {
         try directory(transaction: true) { db throws(TokenMintError) in
-            let means = meansID ?? "pm-" + Hex.encode(SecureRandom.bytes(count: 8))
+            let means = meansID ?? DirectoryMeans.newID()
             if let owner = try db.query("SELECT subject_id FROM wlp_means WHERE id = ?", [.text(means)]).first?.first, Self.text(owner) != subjectID {
                 throw TokenMintError(.store.conflict, "payment means \(means) belongs to another device")
             }

@@ -217,20 +217,32 @@ public actor WhitelabelPay {
         }
         let device = self.device(key)
         let token = device.enrolmentToken
-        if try state == .inactive {
-            try setState(.onboarding)
-            let serverTime = try await backendCall(.pay.enrollmentError, "the backend refused the enrolment") { try await backend.enrol(token, device: device) }
+        let current = try state
+        if current == .inactive || current == .onboarding {
+            if current == .inactive { try setState(.onboarding) }
+            // No network: the token is still the device's, shown at once; the
+            // registration is retried by the next call.
+            let serverTime: Int64
+            do {
+                serverTime = try await backendCall(.pay.enrollmentError, "the backend refused the enrolment") { try await backend.enrol(token, device: device) }
+            } catch where error.code == .pay.backendUnreachable {
+                logger.info("enrolment registration deferred: backend unreachable")
+                return token
+            }
             try learnServerTime(serverTime)
             try setState(.activating)
         }
         return token
     }
 
-    /// The device as the backend sees it.
+    /// The device as the backend sees it. Its request JWTs are dated by the
+    /// server's time as last learned, so a device whose own clock is off
+    /// still authenticates (and can sync to learn the offset anew).
     func device(_ key: Ed25519.PrivateKey) -> WhitelabelPayDevice {
-        WhitelabelPayDevice(
+        let (base, offset) = (clock, (try? record().serverOffset) ?? 0)
+        return WhitelabelPayDevice(
             enrolmentToken: EnrolmentToken(tenant: configuration.tenantID, publicKey: key.publicKey, referenceID: configuration.referenceID),
-            key: key, authorizedParty: configuration.authorizedParty, clock: clock)
+            key: key, authorizedParty: configuration.authorizedParty, clock: WhitelabelPayClock { TimeArithmetic.adding(base.now(), offset) })
     }
 
     /// The device's subject ID at the backend (derived from its enrolment
@@ -394,7 +406,7 @@ public actor WhitelabelPay {
     public func getPaymentMeans(fetchMode: FetchMode = .fromLocalFirst) async throws(TokenMintError) -> [PaymentMeans] {
         switch fetchMode {
         case .network:
-            guard try await sync() != nil else { return try paymentMeans() }
+            try await sync()
             return try paymentMeans()
         case .fromLocalFirst:
             let local = try paymentMeans()
@@ -426,16 +438,18 @@ public actor WhitelabelPay {
         let device = self.device(try deviceKey())
         let backend = self.backend
         guard let report = try await serverCall({ try await backend.sync(device: device) }) else { return nil }
-        try learnServerTime(report.serverTime)
-        if report.enrolled, try state != .active { try setState(.active) }
-        if !report.enrolled, try state == .active { try setState(.activating) }
-        try saveMeans(report.paymentMeans)
         var grant: WhitelabelPayGrant?
         if report.enrolled, configuration.offlineTokenLimit > 0 {
             let count = Int64(configuration.offlineTokenLimit)
             grant = try await serverCall { try await backend.offlineGrant(count: count, device: device) }
         }
+        // What the server said lands in one transaction: the means, the
+        // grant, the reset count, the clock offset; then the state, last, so
+        // a device seen active has its means and its grant.
+        let offset = TimeArithmetic.subtracting(report.serverTime, clock.now())
         try update { record, _ in
+            record.serverOffset = offset
+            record.means = report.paymentMeans
             record.online = true
             record.offlineMinted = 0
             if let grant, grant.first >= 1, grant.count >= 1 {
@@ -444,6 +458,9 @@ public actor WhitelabelPay {
                 record.grantNotAfter = grant.notAfter
             }
         }
+        cachedMeans = report.paymentMeans
+        if report.enrolled, try state != .active { try setState(.active) }
+        if !report.enrolled, try state == .active { try setState(.activating) }
         logger.info("synced", metadata: ["enrolled": "\(report.enrolled)", "grant": "\(grant?.count ?? 0)"])
         return report
     }
@@ -674,6 +691,9 @@ public actor WhitelabelPay {
 
     func refresh(refreshInterval: Int64) async {
         do {
+            // Offline with a server: try to reach it first (once per interval),
+            // so a device back in reach is online again by itself.
+            if backend.confirmsState, try !isOnline { _ = try? await sync() }
             let online = try isOnline
             if !online, let current = currentToken,
                 current.epochSeconds + configuration.tokenLifetime - (try serverTime) > refreshInterval

@@ -1,7 +1,6 @@
 #if Postgres
 public import TokenMintCore
 public import TokenMintPay
-import TokenMintCrypto
 import TokenMintStore
 import Logging
 internal import PostgresNIO
@@ -38,7 +37,12 @@ extension PostgresVerifierStore: PaymentDirectory {
         return list
     }
 
+    /// Queues an event inside the caller's transaction. The device's row is
+    /// locked first, so one device's events commit in the order of their
+    /// sequence numbers: a reader that has seen event N never misses an
+    /// earlier one still to commit (a sequence is taken at insert, not at commit).
     static func addEvent(_ connection: PostgresConnection, _ subjectID: String, type: String, extra: JSONObject, now: Int64, logger: Logger) async throws -> DirectoryEvent {
+        try await connection.query("SELECT 1 FROM tokenmint_wlp_devices WHERE subject_id = \(subjectID) FOR UPDATE", logger: logger)
         let payload = DirectoryEvent.payload(type: type, extra: extra)
         let rows = try await connection.query(
             "INSERT INTO tokenmint_wlp_events (subject_id, payload, created_at) VALUES (\(subjectID), \(payload), \(now)) RETURNING seq", logger: logger)
@@ -70,7 +74,7 @@ extension PostgresVerifierStore: PaymentDirectory {
 
     /// Marks the device enrolled with one active means, and queues the push, in one transaction.
     public func completeEnrolment(_ subjectID: String, meansID: String?, now: Int64) async throws(TokenMintError) -> (means: String, event: DirectoryEvent) {
-        let means = meansID ?? "pm-" + Hex.encode(SecureRandom.bytes(count: 8))
+        let means = meansID ?? DirectoryMeans.newID()
         let outcome = try await bounded("enrolment") { client, logger -> (Bool, DirectoryEvent?) in
             try await client.withTransaction(logger: logger) { connection -> (Bool, DirectoryEvent?) in
                 // The device row lock orders concurrent enrolments of one device.
@@ -167,7 +171,7 @@ extension PostgresVerifierStore: PaymentDirectory {
     /// Queues an event.
     public func addEvent(_ subjectID: String, type: String, extra: JSONObject, now: Int64) async throws(TokenMintError) -> DirectoryEvent {
         try await bounded("event") { client, logger in
-            try await client.withConnection { connection in
+            try await client.withTransaction(logger: logger) { connection in
                 try await Self.addEvent(connection, subjectID, type: type, extra: extra, now: now, logger: logger)
             }
         }

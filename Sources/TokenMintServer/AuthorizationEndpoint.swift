@@ -70,7 +70,12 @@ extension OAuthRoutes {
             return signInPage(authorization, status: .unauthorized, message: "Enter your username and password.", username: form["username"])
         }
         let signedIn: Bool
-        do { signedIn = try accounts.authenticate(username: username, password: SecureBytes(Array(password.utf8))) } catch {
+        let accounts = self.accounts
+        let secret = SecureBytes(Array(password.utf8))
+        do { signedIn = try await PasswordWork.run { () throws(TokenMintError) -> Bool in try accounts.authenticate(username: username, password: secret) } } catch {
+            if error.code == .server.tooManyRequests {
+                return signInPage(authorization, status: .tooManyRequests, message: "Too many sign-in attempts right now; try again shortly.", username: username)
+            }
             logger.error("sign-in failed", metadata: ["code": "\(error.code)"])
             return errorPage(request, .internalServerError, "server_error", "the server failed")
         }

@@ -9,14 +9,23 @@ import Foundation
 actor EventHub {
     enum Signal: Sendable { case event, tick }
 
-    private var streams: [String: [UUID: AsyncStream<Signal>.Continuation]] = [:]
+    private var streams: [String: [(id: UUID, continuation: AsyncStream<Signal>.Continuation)]] = [:]
+    private var total = 0
+    /// Streams one device may hold open: a new one ends the oldest.
+    static let perSubject = 4
+    /// Streams the server holds open at most: past that, 503.
+    static let maximum = 1024
 
     /// A stream of wake-ups for `subjectID`; `pollInterval` seconds apart it
-    /// also yields a tick (the keep-alive and the poll).
-    func subscribe(_ subjectID: String, pollInterval: Duration) -> (UUID, AsyncStream<Signal>) {
+    /// also yields a tick (the keep-alive and the poll). Nil when the server
+    /// holds ``maximum`` streams already.
+    func subscribe(_ subjectID: String, pollInterval: Duration) -> (UUID, AsyncStream<Signal>)? {
+        if let open = streams[subjectID], open.count >= Self.perSubject { unsubscribe(subjectID, open[0].id) }
+        guard total < Self.maximum else { return nil }
         let (stream, continuation) = AsyncStream<Signal>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let id = UUID()
-        streams[subjectID, default: [:]][id] = continuation
+        streams[subjectID, default: []].append((id, continuation))
+        total += 1
         let ticker = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: pollInterval)
@@ -29,16 +38,18 @@ actor EventHub {
 
     /// Ends one stream.
     func unsubscribe(_ subjectID: String, _ id: UUID) {
-        streams[subjectID]?.removeValue(forKey: id)?.finish()
+        guard let index = streams[subjectID]?.firstIndex(where: { $0.id == id }), let entry = streams[subjectID]?.remove(at: index) else { return }
+        entry.continuation.finish()
+        total -= 1
         if streams[subjectID]?.isEmpty == true { streams[subjectID] = nil }
     }
 
     /// Wakes every stream of `subjectID`.
     func notify(_ subjectID: String) {
-        for continuation in streams[subjectID, default: [:]].values { continuation.yield(.event) }
+        for entry in streams[subjectID, default: []] { entry.continuation.yield(.event) }
     }
 
-    /// How many streams are open (for tests and `/healthz`).
-    var count: Int { streams.values.reduce(0) { $0 + $1.count } }
+    /// How many streams are open.
+    var count: Int { total }
 }
 #endif

@@ -31,6 +31,8 @@ enum HTTPMessages {
             case "conflict": .conflict
             case "payloadTooLarge": .contentTooLarge
             case "unsupportedMediaType": .unsupportedMediaType
+            case "tooManyRequests": .tooManyRequests
+            case "unavailable": .serviceUnavailable
             default: .internalServerError
             }
         case "json", "cbor": .badRequest
@@ -84,7 +86,10 @@ enum HTTPMessages {
 
     /// The body bytes, checked for content type and size.
     static func body(_ request: Request, limit: Int, contentType: String) async throws(TokenMintError) -> [UInt8] {
-        let type = request.headers[.contentType].map { $0.split(separator: ";")[0].trimmingCharacters(in: .whitespaces).lowercased() }
+        // `Content-Type: ;` has no media type at all: split keeps one (empty) part.
+        let type = request.headers[.contentType].map {
+            ($0.split(separator: ";", omittingEmptySubsequences: false).first ?? "").trimmingCharacters(in: .whitespaces).lowercased()
+        }
         guard type == contentType else {
             throw TokenMintError(.server.unsupportedMediaType, "the body must be \(contentType)")
         }

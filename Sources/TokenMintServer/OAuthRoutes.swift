@@ -86,8 +86,10 @@ struct OAuthRoutes: Sendable {
         }
         guard let grant = form["grant_type"] else { return Self.failure(.badRequest, "invalid_request", "grant_type is missing") }
         let client: ClientDirectory.Client
-        switch authenticateClient(request, form) {
+        switch await authenticateClient(request, form) {
         case .success(let authenticated): client = authenticated
+        case .failure(let error) where error.code == .server.tooManyRequests:
+            return Self.failure(.tooManyRequests, "temporarily_unavailable", error.reason)
         case .failure(let error): return Self.failure(.unauthorized, "invalid_client", error.reason)
         }
         guard client.grants.contains(grant) else {
@@ -185,8 +187,10 @@ struct OAuthRoutes: Sendable {
         case .failure(let error): return Self.failure(HTTPMessages.status(for: error.code), "invalid_request", error.reason)
         }
         let client: ClientDirectory.Client
-        switch authenticateClient(request, form) {
+        switch await authenticateClient(request, form) {
         case .success(let authenticated): client = authenticated
+        case .failure(let error) where error.code == .server.tooManyRequests:
+            return Self.failure(.tooManyRequests, "temporarily_unavailable", error.reason)
         case .failure(let error): return Self.failure(.unauthorized, "invalid_client", error.reason)
         }
         guard let token = form["token"], token.utf8.count <= 4096 else { return Self.failure(.badRequest, "invalid_request", "token is missing") }
@@ -220,7 +224,7 @@ struct OAuthRoutes: Sendable {
     /// `client_id` and `client_secret` in the body — one of them, not both.
     /// A public client (§2.1, registered without a secret) names itself with
     /// `client_id` alone; a confidential client must authenticate.
-    func authenticateClient(_ request: Request, _ form: FormBody) -> Result<ClientDirectory.Client, TokenMintError> {
+    func authenticateClient(_ request: Request, _ form: FormBody) async -> Result<ClientDirectory.Client, TokenMintError> {
         var id = form["client_id"]
         var secret = form["client_secret"]
         if let header = request.headers[.authorization] {
@@ -247,7 +251,9 @@ struct OAuthRoutes: Sendable {
             }
         }
         do {
-            guard let client = try clients.authenticate(id, secret: SecureBytes(Array(secret.utf8))) else {
+            let (clients, presented) = (self.clients, SecureBytes(Array(secret.utf8)))
+            let found = try await PasswordWork.run { () throws(TokenMintError) -> ClientDirectory.Client? in try clients.authenticate(id, secret: presented) }
+            guard let client = found else {
                 logger.info("client refused", metadata: ["client_id": "\(SafeText.escaped(id.prefix(64)))"])
                 return .failure(TokenMintError(.server.unauthorized, "unknown client or wrong secret"))
             }

@@ -298,6 +298,16 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "429": {
+      "description": "Too many sign-in checks at once: the form again",
+      "content": {
+       "text/html": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
      }
     }
    }
@@ -372,6 +382,16 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "429": {
+      "description": "Too many secret checks at once (temporarily_unavailable)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/OAuthError"
+        }
+       }
+      }
      }
     }
    }
@@ -433,6 +453,16 @@ enum OpenAPIDocument {
      },
      "415": {
       "description": "Wrong content type",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/OAuthError"
+        }
+       }
+      }
+     },
+     "429": {
+      "description": "Too many secret checks at once (temporarily_unavailable)",
       "content": {
        "application/json": {
         "schema": {
@@ -745,6 +775,16 @@ enum OpenAPIDocument {
      },
      "404": {
       "description": "The server does not know the device (invalidEnrolmentInstance: the SDK wipes itself) or the resource",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "The server holds as many event streams as it takes",
       "content": {
        "application/json": {
         "schema": {
@@ -1462,7 +1502,8 @@ enum OpenAPIDocument {
        "invalid_scope",
        "server_error",
        "unsupported_response_type",
-       "unsupported_token_type"
+       "unsupported_token_type",
+       "temporarily_unavailable"
       ]
      },
      "error_description": {

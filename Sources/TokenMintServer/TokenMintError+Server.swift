@@ -3,7 +3,7 @@ public import TokenMintCore
 extension TokenMintError.Code {
     /// The codes `TokenMintServer` raises (domain `server`): what is wrong
     /// with an HTTP request before any token is looked at. Each maps to one
-    /// status code (`ServerErrorResponse`).
+    /// status code of its answer.
     public static var server: ServerCodes { ServerCodes() }
 
     /// The `server` domain's codes, reached as `.server.<name>`.
@@ -25,6 +25,10 @@ extension TokenMintError.Code {
         public var payloadTooLarge: TokenMintError.Code { .init(domain: "server", name: "payloadTooLarge") }
         /// The body is not of a content type the route takes (415).
         public var unsupportedMediaType: TokenMintError.Code { .init(domain: "server", name: "unsupportedMediaType") }
+        /// Too many requests of a costly kind at once (password checks) (429).
+        public var tooManyRequests: TokenMintError.Code { .init(domain: "server", name: "tooManyRequests") }
+        /// The server cannot take more of something now (event streams) (503).
+        public var unavailable: TokenMintError.Code { .init(domain: "server", name: "unavailable") }
         /// The server cannot start: a bad option, an unreadable TLS file, a
         /// store that does not open.
         public var invalidConfiguration: TokenMintError.Code { .init(domain: "server", name: "invalidConfiguration") }

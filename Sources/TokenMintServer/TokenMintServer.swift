@@ -134,7 +134,11 @@ public struct TokenMintServer: Sendable {
             do {
                 let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
                 let privateKey = try NIOSSLPrivateKey(file: key, format: .pem)
-                server = try .tls(.http1(), tlsConfiguration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(privateKey)))
+                let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(privateKey))
+                // Built once here so that a key that does not match the
+                // certificate stops the start, not the first connection.
+                _ = try NIOSSLContext(configuration: tls)
+                server = try .tls(.http1(), tlsConfiguration: tls)
             } catch {
                 throw TokenMintError(.server.invalidConfiguration, "the TLS certificate or key does not load: \(error)", underlying: error)
             }

@@ -164,7 +164,9 @@ struct WhitelabelPayRoutes: Sendable {
         }
         let last = after
         let (directory, hub, logger, subjectID, interval) = (self.directory, self.hub, self.logger, device.subjectID, pollInterval)
-        let (id, signals) = await hub.subscribe(subjectID, pollInterval: interval)
+        guard let (id, signals) = await hub.subscribe(subjectID, pollInterval: interval) else {
+            throw TokenMintError(.server.unavailable, "the server holds as many event streams as it takes; try again later")
+        }
         let body = ResponseBody { writer in
             var sent = last
             do {
@@ -254,10 +256,12 @@ struct WhitelabelPayRoutes: Sendable {
         let token: PaymentToken
         do { token = try PaymentToken(parsing: text) } catch { return try await refused(error, nil) }
         let tokenHash = HashFunction.sha256.hash(token.signedMessage)
+        // A retry must be the same payment: token, amount, currency and desk.
+        let samePayment = { (stored: RecordedPayment) in
+            stored.tokenHash == tokenHash && stored.amount == value && stored.currency == currency && stored.clientID == desk
+        }
         if let earlier = try await directory.payment(attempt: attempt) {
-            guard earlier.tokenHash == tokenHash else {
-                throw TokenMintError(.server.conflict, "attemptId \(attempt.prefix(64)) belongs to another payment")
-            }
+            guard samePayment(earlier) else { throw TokenMintError(.server.conflict, "attemptId \(attempt.prefix(64)) belongs to another payment") }
             return accepted(earlier)
         }
         let parts = token.unsignedPart.split(separator: ".", omittingEmptySubsequences: false)
@@ -275,6 +279,9 @@ struct WhitelabelPayRoutes: Sendable {
             id: UUIDText.random(), attemptID: attempt, tokenHash: tokenHash, subjectID: device.subjectID, meansID: means.id,
             amount: value, currency: currency, clientID: desk, createdAt: clock())
         let (stored, event) = try await directory.recordPayment(record)
+        // Two requests raced with one attempt ID and different payments: the
+        // second is not answered with the first's transaction.
+        guard samePayment(stored) else { throw TokenMintError(.server.conflict, "attemptId \(attempt.prefix(64)) belongs to another payment") }
         if event != nil { await push(device.subjectID) }
         logger.info("payment accepted", metadata: ["client_id": "\(desk)", "transaction": "\(stored.id)", "subject": "\(device.subjectID)"])
         return accepted(stored)

@@ -59,7 +59,8 @@ struct Desk: AsyncParsableCommand {
         @OptionGroup var options: Options
         @Option(help: "The amount in the currency's units, e.g. 12.50.") var amount: String
         @Option(help: "The ISO 4217 currency code.") var currency: String
-        @Option(help: "The payment attempt's ID (default: a new UUID, printed).") var attempt: String?
+        @Option(help: "The payment attempt's ID (default: derived from the token, so running the command again after a lost answer is a retry).")
+        var attempt: String?
         @Argument(help: "The payment token (02/…).") var token: String
 
         func run() async throws {
@@ -67,7 +68,8 @@ struct Desk: AsyncParsableCommand {
                 throw ValidationError("--currency is an ISO 4217 code such as EUR")
             }
             let minor = try WhitelabelPayDesk.minorUnits(amount, currency: currency)
-            let attemptID = attempt ?? UUID().uuidString.lowercased()
+            // One token is one payment: the same command again is the same attempt.
+            let attemptID = attempt ?? "t-" + Base64URL.encode(HashFunction.sha256.hash(Array(token.utf8)).prefix(18))
             switch try await options.desk().pay(token, amount: minor, currency: currency, attemptID: attemptID) {
             case .accepted(let transaction):
                 try Desk.print(["status": "accepted", "transactionId": transaction, "attemptId": attemptID, "amount": ["value": minor, "currency": currency]])

@@ -187,7 +187,8 @@ struct PayCommand: AsyncParsableCommand {
             @OptionGroup var options: StoreOptions
             @Flag(help: "Fetch the means from the server (an error when it cannot be reached).") var network = false
             func run() async throws {
-                let list = try await options.sdk().getPaymentMeans(fetchMode: network ? .network : .fromLocalFirst)
+                // A one-shot command cannot wait for a background refresh: it syncs first when it can.
+                let list = network ? try await options.sdk().getPaymentMeans(fetchMode: .network) : try await options.syncedSDK().paymentMeans()
                 let object: [String: Any] = ["paymentMeans": list.map { ["id": $0.id, "active": $0.isActive] }]
                 try Output.line(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
             }

@@ -99,6 +99,11 @@ struct ServerRouteTests {
                 ("/wlp/v1/payments", "[]", "application/json", .badRequest, "badRequest"),
                 ("/wlp/v1/payments", "{\"a\":1,\"a\":2}", "application/json", .badRequest, "badRequest"),
                 ("/wlp/v1/payments", "{}", "text/plain", .unsupportedMediaType, "unsupportedMediaType"),
+                // A media type of nothing at all (once a trap in the header split).
+                ("/wlp/v1/payments", "{}", ";", .unsupportedMediaType, "unsupportedMediaType"),
+                ("/wlp/v1/payments", "{}", ";;", .unsupportedMediaType, "unsupportedMediaType"),
+                ("/wlp/v1/payments", "{}", "", .unsupportedMediaType, "unsupportedMediaType"),
+                ("/oauth/token", "grant_type=client_credentials", ";", .unsupportedMediaType, "invalid_request"),
                 ("/wlp/v1/payments", "{\"x\":\"" + String(repeating: "a", count: 70_000) + "\"}", "application/json", .contentTooLarge, "payloadTooLarge"),
                 ("/wlp/v1/payments", "{\"paymentToken\":\"02/a/1/b\",\"attemptId\":\"a1\",\"amount\":{\"value\":0,\"currency\":\"EUR\"}}", "application/json", .badRequest, "badRequest"),
                 ("/wlp/v1/payments", "{\"paymentToken\":\"02/a/1/b\",\"attemptId\":\"a1\",\"amount\":{\"value\":5,\"currency\":\"eur\"}}", "application/json", .badRequest, "badRequest"),
