@@ -35,8 +35,11 @@ public struct HTTPWhitelabelPayBackend: WhitelabelPayBackend {
 
     /// A backend for `environment`, at `baseURL` when given.
     /// - Parameters:
+    ///   - environment: The SDK's environment; it names the base URL when
+    ///     none is given (``defaultBaseURL(for:)``).
+    ///   - baseURL: The server's base URL, http or https.
     ///   - client: The HTTP client (its configuration sets timeouts, TLS and
-    ///     proxy); the shared one by default.
+    ///     proxy, and should follow no redirect); `HTTPClient.tokenMint` by default.
     ///   - timeout: Each request's deadline.
     ///   - audience: The server's issuer URL (default: the base URL).
     /// - Throws: `pay.invalidConfiguration` for a base URL that is not http(s).

@@ -82,13 +82,14 @@ public final class OAuthAuthorizationProvider: AuthorizationProvider, @unchecked
     /// server at `server`. Nothing is checked here: ``authorizeAccount()``
     /// reports a missing or malformed configuration with its iZettle code.
     /// - Parameters:
+    ///   - clientID: The client ID registered at the server.
     ///   - callbackURL: The redirect URI registered for the client.
     ///   - server: The server's base URL (http or https, no query).
     ///   - issuer: The server's issuer URL when it is not `server` (a server
     ///     behind a proxy, or one configured with another `--issuer`).
     ///   - scopes: The scopes to ask for.
     ///   - client: The HTTP client (its configuration sets TLS and proxy);
-    ///     the shared one by default.
+    ///     `HTTPClient.tokenMint` (no redirects) by default.
     ///   - timeout: Each request's deadline.
     ///   - signInTimeout: How long a sign-in waits for its redirect.
     ///   - clock: Seconds since the epoch, for the tokens' expiry.
