@@ -35,7 +35,7 @@ from server_e2e import DESK_SECRET, Device, Server, desk_token, free_port, reque
 LUA = r"""
 local items = {}
 local next_item = 1
-local path, method, content_type, auth, mode = "%(path)s", "%(method)s", "%(ctype)s", "%(auth)s", "%(mode)s"
+local path, method, content_type, auth, mode, prefix = "%(path)s", "%(method)s", "%(ctype)s", "%(auth)s", "%(mode)s", "%(prefix)s"
 function init(args)
   for line in io.lines(args[1]) do items[#items + 1] = line end
 end
@@ -49,7 +49,7 @@ function request()
   if item == nil then item = "" end
   local body = nil
   if mode == "payments" then
-    body = '{"paymentToken":"' .. item .. '","amount":{"value":100,"currency":"EUR"},"attemptId":"a' .. tostring(next_item) .. '-' .. tostring(math.random(1, 1e9)) .. '"}'
+    body = '{"paymentToken":"' .. item .. '","amount":{"value":100,"currency":"EUR"},"attemptId":"' .. prefix .. tostring(next_item) .. '"}'
   elseif mode == "refresh" then
     body = "grant_type=refresh_token&client_id=bench-app&refresh_token=" .. item
   end
@@ -165,9 +165,9 @@ def main():
                     handle.write(login(server, "bench", "bench password", secrets.token_urlsafe(48)) + "\n")
             empty = os.path.join(work, "empty.txt")
             open(empty, "w").close()
-            health = script(work, "health", path="/healthz", method="GET", ctype="", auth="", mode="health")
-            pay = script(work, "pay", path="/wlp/v1/payments", method="POST", ctype="application/json", auth="Bearer " + desk, mode="payments")
-            refresh = script(work, "refresh", path="/oauth/token", method="POST", ctype="application/x-www-form-urlencoded", auth="", mode="refresh")
+            health = script(work, "health", path="/healthz", method="GET", ctype="", auth="", mode="health", prefix="")
+            refresh = script(work, "refresh", path="/oauth/token", method="POST", ctype="application/x-www-form-urlencoded", auth="", mode="refresh",
+                             prefix="")
             offset = 0
             for connections in levels:
                 rows.append(("GET /healthz", connections, wrk(server.base, args.seconds, connections, health, empty)))
@@ -176,6 +176,9 @@ def main():
                 with open(tokens) as source, open(level_tokens, "w") as target:
                     lines = source.readlines()[offset:]
                     target.writelines(lines)
+                # Attempt IDs unique across levels: each level's script has its own prefix.
+                pay = script(work, f"pay-{connections}", path="/wlp/v1/payments", method="POST", ctype="application/json",
+                             auth="Bearer " + desk, mode="payments", prefix=f"c{connections}-")
                 result = wrk(server.base, args.seconds, connections, pay, level_tokens)
                 offset += result["requests"] + connections
                 rows.append(("POST /wlp/v1/payments (SQLite)", connections, result))
