@@ -48,11 +48,17 @@ public struct PostgresConfiguration: Sendable, Hashable, CustomStringConvertible
     /// Reads `postgres://user[:password]@host[:port]/database[?sslmode=require]`
     /// (`postgresql://` too). `sslmode` may be `disable` (the default) or
     /// `require`; anything else is refused rather than ignored.
-    public init(url text: String) throws(TokenMintError) {
+    ///
+    /// A URL without a password takes the one in `PGPASSWORD`, when the
+    /// environment has it (libpq's convention): a password in a URL given on
+    /// a command line is visible to every user of the machine, one in the
+    /// environment is not. `environment` is the process's when nil.
+    public init(url text: String, environment: [String: String]? = nil) throws(TokenMintError) {
         guard let url = URLComponents(string: text), ["postgres", "postgresql"].contains(url.scheme?.lowercased() ?? ""),
             let host = url.host, !host.isEmpty, let user = url.user, !user.isEmpty
         else { throw TokenMintError(.store.invalidArgument, "a PostgreSQL URL is postgres://user[:password]@host[:port]/database") }
-        self.init(host: host, port: url.port ?? 5432, username: user, password: url.password)
+        let fromEnvironment = (environment ?? ProcessInfo.processInfo.environment)["PGPASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+        self.init(host: host, port: url.port ?? 5432, username: user, password: url.password ?? fromEnvironment)
         let path = url.path.hasPrefix("/") ? String(url.path.dropFirst()) : url.path
         database = path.isEmpty ? nil : path
         for item in url.queryItems ?? [] {

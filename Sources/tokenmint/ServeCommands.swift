@@ -60,7 +60,7 @@ struct Serve: AsyncParsableCommand {
         var serviceKeyFile: String?
         @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
         #if Postgres
-        @Option(help: "Keep the payment state (ledger, grants, devices, means, transactions, events) on PostgreSQL, shared by every server given the same URL: postgres://user[:password]@host[:port]/database[?sslmode=require]. Keys, OAuth clients and accounts stay in --state.")
+        @Option(help: "Keep the payment state (ledger, grants, devices, means, transactions, events) on PostgreSQL, shared by every server given the same URL: postgres://user[:password]@host[:port]/database[?sslmode=require]; without a password in the URL, PGPASSWORD is used. Keys, OAuth clients and accounts stay in --state.")
         var postgres: String?
         #endif
 

@@ -11,7 +11,7 @@ struct VerifierBackendOptions: ParsableArguments {
     @OptionGroup var store: StoreOptions
     @Option(help: "SQLite verifier store (default: ledger.sqlite in the state folder).") var ledger: String?
     #if Postgres
-    @Option(help: "PostgreSQL verifier store, postgres://user[:password]@host[:port]/database[?sslmode=require].")
+    @Option(help: "PostgreSQL verifier store, postgres://user[:password]@host[:port]/database[?sslmode=require]; without a password in the URL, PGPASSWORD is used.")
     var postgres: String?
     #endif
 

@@ -106,12 +106,17 @@ struct VerifierStoreTests {
     #if Postgres
     @Test("PostgreSQL URLs: parts, sslmode, refusals; the password never printed")
     func postgresURL() throws {
-        let config = try PostgresConfiguration(url: "postgres://desk:s3cret@db.internal:6543/payments?sslmode=require")
+        let config = try PostgresConfiguration(url: "postgres://desk:s3cret@db.internal:6543/payments?sslmode=require",
+                                               environment: ["PGPASSWORD": "from-the-environment"])
         #expect(config.host == "db.internal" && config.port == 6543 && config.username == "desk")
         #expect(config.password == "s3cret" && config.database == "payments" && config.requireTLS)
         #expect(!config.description.contains("s3cret") && !"\(config)".contains("s3cret"))
-        let local = try PostgresConfiguration(url: "postgresql://desk@127.0.0.1/payments")
+        let local = try PostgresConfiguration(url: "postgresql://desk@127.0.0.1/payments", environment: [:])
         #expect(local.port == 5432 && !local.requireTLS && local.password == nil)
+        // No password in the URL (one on a command line shows in the process list): PGPASSWORD's.
+        let hidden = try PostgresConfiguration(url: "postgresql://desk@127.0.0.1/payments", environment: ["PGPASSWORD": "from-the-environment"])
+        #expect(hidden.password == "from-the-environment" && !hidden.description.contains("from-the-environment"))
+        #expect(try PostgresConfiguration(url: "postgresql://desk@127.0.0.1/payments", environment: ["PGPASSWORD": ""]).password == nil)
         for bad in ["http://desk@h/db", "postgres://h/db", "postgres://desk@h/db?sslmode=prefer", "postgres://desk@h/db?x=1", "not a url"] {
             #expect(throws: TokenMintError.self) { try PostgresConfiguration(url: bad) }
         }
