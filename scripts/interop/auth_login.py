@@ -37,7 +37,8 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_e2e import TOKENMINT, Server, free_port  # noqa: E402
+import server_e2e  # noqa: E402  (one check() and one tally for the run)
+from server_e2e import TOKENMINT, Server, check, free_port  # noqa: E402
 from server_oauth import SignInForm  # noqa: E402
 
 CLIENT_ID = "terminal-app"
@@ -45,21 +46,6 @@ USERNAME = "alice"
 PASSWORD = "correct horse battery staple"
 PORTLESS = "http://127.0.0.1/portless"
 URL_LINE = re.compile(r"open this URL in a browser: (\S+)")
-
-passed = 0
-failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok    {name}")
-    else:
-        failed += 1
-        print(f"FAIL  {name} {detail}")
-    sys.stdout.flush()
-
 
 def run(*args, stdin=None):
     return subprocess.run([TOKENMINT, *args], input=stdin, capture_output=True, text=True, timeout=120)
@@ -288,8 +274,8 @@ def main():
         check("the server revoked one refresh-token family, the account's, for the client, on logout",
               len(revocations) == 1 and f"account={USERNAME}" in revocations[0] and f"client_id={CLIENT_ID}" in revocations[0], revocations)
         check("the server's log holds no token", "eyJ" not in server.log, "")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    print(f"{server_e2e.passed} passed, {server_e2e.failed} failed")
+    return 1 if server_e2e.failed else 0
 
 
 if __name__ == "__main__":

@@ -47,27 +47,13 @@ from joserfc import jwt as jose_jwt  # noqa: E402
 from joserfc.jwk import KeySet  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_e2e import TOKENMINT, Server, free_port  # noqa: E402
+import server_e2e  # noqa: E402  (one check() and one tally for the run)
+from server_e2e import TOKENMINT, Server, check, free_port  # noqa: E402
 
 CLIENT_ID = "cli-app"
 USERNAME = "alice"
 PASSWORD = "correct horse battery staple"
 SCOPE = "profile"
-
-passed = 0
-failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok    {name}")
-    else:
-        failed += 1
-        print(f"FAIL  {name} {detail}")
-    sys.stdout.flush()
-
 
 def s256(verifier):
     return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
@@ -319,8 +305,8 @@ def main():
         finally:
             code = server.stop()
         check("SIGTERM: the server exits 0", code == 0, code)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    print(f"{server_e2e.passed} passed, {server_e2e.failed} failed")
+    return 1 if server_e2e.failed else 0
 
 
 if __name__ == "__main__":
