@@ -273,23 +273,4 @@ extension OAuthRoutes {
     }
 }
 
-/// Text made safe for HTML: element content and quoted attribute values.
-enum HTMLText {
-    /// `text` with `&`, `<`, `>`, `"` and `'` replaced by character references.
-    static func escape(_ text: some StringProtocol) -> String {
-        var output = ""
-        output.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": output += "&amp;"
-            case "<": output += "&lt;"
-            case ">": output += "&gt;"
-            case "\"": output += "&quot;"
-            case "'": output += "&#39;"
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        return output
-    }
-}
 #endif

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TokenMint
+import TokenMintCore
 #if HTTPClient
 import TokenMintHTTP
 import Logging
@@ -384,8 +385,8 @@ struct LoopbackConnection: Sendable {
         let reason = [200: "OK", 400: "Bad Request", 404: "Not Found"][status] ?? "Error"
         let body = """
             <!DOCTYPE html>
-            <html lang="en"><head><meta charset="utf-8"><title>\(Self.html(title))</title></head>
-            <body><h1>\(Self.html(title))</h1><p>\(Self.html(message))</p></body></html>
+            <html lang="en"><head><meta charset="utf-8"><title>\(HTMLText.escape(title))</title></head>
+            <body><h1>\(HTMLText.escape(title))</h1><p>\(HTMLText.escape(message))</p></body></html>
 
             """
         let head = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n"
@@ -408,21 +409,6 @@ struct LoopbackConnection: Sendable {
 
     func close() { closeDescriptor(descriptor) }
 
-    /// `text` escaped for HTML element content.
-    static func html(_ text: String) -> String {
-        var output = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": output += "&amp;"
-            case "<": output += "&lt;"
-            case ">": output += "&gt;"
-            case "\"": output += "&quot;"
-            case "'": output += "&#39;"
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        return output
-    }
 }
 
 // The POSIX calls under names the listener's own methods do not shadow.
