@@ -178,7 +178,7 @@ let package = Package(
         .testTarget(
             name: "TokenMintServerTests",
             dependencies: [
-                "TokenMintServer", "TokenMintHTTP", "TokenMintPay", "TokenMintAuth", "TokenMintStore", "TokenMintJOSE", "TokenMintCrypto", "TokenMintCore",
+                "TokenMintServer", "TokenMintHTTP", "TokenMintPay", "TokenMintAuth", "TokenMintWebAuthn", "TokenMintStore", "TokenMintJOSE", "TokenMintCrypto", "TokenMintCore",
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -115,9 +115,12 @@ public actor TokenManager {
         return fresh
     }
 
-    /// A step-up: the elevated token is stored and never refreshed.
+    /// A step-up: the elevated token is stored and never refreshed. The
+    /// provider is given the account token (refreshed first when it is about
+    /// to expire), which a server's step-up takes as proof of the sign-in.
     public func elevate(account uuid: UUID) async throws -> OAuthToken {
-        let token = try await provider.verifyAccount(uuid: uuid)
+        let current = try load(Self.accountName) == nil ? nil : try await accountToken()
+        let token = try await provider.verifyAccount(uuid: uuid, accountToken: current)
         try save(token, as: Self.elevatedName)
         publish(.elevated(account: token.account, until: token.expiresAt))
         return token

@@ -64,5 +64,12 @@ extension TokenMintError.Code {
         public var internalFailure: TokenMintError.Code { .init(domain: "auth", name: "internalFailure", number: -700) }
         /// A passkey registration named a credential ID that is registered already (TokenMint −623).
         public var credentialExists: TokenMintError.Code { .init(domain: "auth", name: "credentialExists", number: -623) }
+        /// A passkey registration did not verify (TokenMint −624): its client
+        /// data, authenticator data or attestation statement is wrong.
+        public var registrationInvalid: TokenMintError.Code { .init(domain: "auth", name: "registrationInvalid", number: -624) }
+        /// A passkey sign-up named an account that exists already (TokenMint
+        /// −625): adding a passkey to an existing account takes that
+        /// account's signed-in token.
+        public var accountExists: TokenMintError.Code { .init(domain: "auth", name: "accountExists", number: -625) }
     }
 }

@@ -38,7 +38,15 @@ public import Foundation
 /// `presentationNotPossible` (−501), `authorizationDenied` (−640),
 /// `redirectMismatch` (−641), `serverUnreachable` (−642), `signInTimedOut`
 /// (−643), `refreshTokenInvalid` (−610), `accessTokenInvalid` (−632),
-/// `stepUpUnavailable` (−644).
+/// `stepUpUnavailable` (−644), and for the step-up `notSignedIn` (−600),
+/// `assertionInvalid` (−620), `challengeInvalid` (−621), `wrongAccount` (−622).
+///
+/// The FIDO2 step-up (``verifyAccount(uuid:accountToken:)``, which
+/// `TokenManager.elevate(account:)` calls) runs against the server's
+/// `/webauthn/step-up/` routes with the account's token, through the
+/// host's `assert` function: the authenticator the host holds (a security
+/// key, a platform authenticator, TokenMint's software one) signs the
+/// server's challenge.
 public final class OAuthAuthorizationProvider: AuthorizationProvider, @unchecked Sendable {
     /// The OAuth client ID (a public client).
     public let clientID: String
@@ -58,6 +66,7 @@ public final class OAuthAuthorizationProvider: AuthorizationProvider, @unchecked
     /// How long ``authorizeAccount()`` waits for the redirect.
     public let signInTimeout: Duration
     let presenter: (@Sendable (URL) async throws -> Void)?
+    let assert: (@Sendable (StepUpRequest) async throws -> StepUpAssertion)?
     let client: HTTPClient
     let requestTimeout: TimeAmount
     let exchange: JSONExchange
@@ -97,10 +106,14 @@ public final class OAuthAuthorizationProvider: AuthorizationProvider, @unchecked
     ///     view); without one ``authorizeAccount()`` fails with
     ///     `presentationNotPossible` (−501). It may return at once: the
     ///     sign-in completes when ``handleRedirect(_:)`` is called.
+    ///   - assert: Signs a step-up's challenge with one of the account's
+    ///     passkeys; without one the step-up fails with `stepUpUnavailable`.
     public init(clientID: String, callbackURL: String?, server: String, issuer: String? = nil, scopes: [String] = [],
                 client: HTTPClient = .tokenMint, timeout: Duration = .seconds(10), signInTimeout: Duration = .seconds(300),
                 clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) },
-                presenter: (@Sendable (URL) async throws -> Void)? = nil) {
+                presenter: (@Sendable (URL) async throws -> Void)? = nil,
+                assert: (@Sendable (StepUpRequest) async throws -> StepUpAssertion)? = nil) {
+        self.assert = assert
         var base = server
         while base.hasSuffix("/") { base.removeLast() }
         self.clientID = clientID
@@ -216,11 +229,74 @@ public final class OAuthAuthorizationProvider: AuthorizationProvider, @unchecked
         return true
     }
 
-    /// Not available over HTTP yet: the FIDO2 step-up at the server is
-    /// another issue.
-    /// - Throws: `auth.stepUpUnavailable` (−644), always.
+    /// A step-up needs the account's token: ``TokenManager`` passes it to
+    /// ``verifyAccount(uuid:accountToken:)``.
+    /// - Throws: `auth.notSignedIn` (−600), always.
     public func verifyAccount(uuid: UUID) async throws -> OAuthToken {
-        throw TokenMintError(.auth.stepUpUnavailable, "the OAuth client flow has no step-up over HTTP yet")
+        throw TokenMintError(.auth.notSignedIn, "a step-up at the server needs the signed-in account's token")
+    }
+
+    /// The FIDO2 step-up at the server: its step-up options for the
+    /// account of `accountToken`, the host's `assert` function signs the
+    /// challenge, and the server answers the assertion with an elevated
+    /// token (never refreshed), verified with the server's keys.
+    /// - Throws: `stepUpUnavailable` without an `assert` function;
+    ///   `notSignedIn` without an account token (or with an elevated one,
+    ///   or one of another account than `uuid` names); `wrongAccount` when
+    ///   the account has no passkey or the passkey is not the account's;
+    ///   `challengeInvalid`, `assertionInvalid` as the server says;
+    ///   `serverUnreachable`; `accessTokenInvalid`; and what `assert` throws.
+    public func verifyAccount(uuid: UUID, accountToken: OAuthToken?) async throws -> OAuthToken {
+        guard let assert else { throw TokenMintError(.auth.stepUpUnavailable, "no authenticator is configured for the step-up (assert)") }
+        guard let accountToken, !accountToken.elevated else { throw TokenMintError(.auth.notSignedIn, "no account is signed in") }
+        if let named = UUID(uuidString: accountToken.account), named != uuid {
+            throw TokenMintError(.auth.notSignedIn, "the signed-in account is not \(uuid.uuidString.lowercased())")
+        }
+        try checkServer()
+        let options = try await stepUpCall("/webauthn/step-up/options", JSONObject(), bearer: accountToken.accessToken)
+        guard let challengeText = options["challenge"]?.stringValue, let challenge = try? Base64URL.decode(challengeText), challenge.count >= 16,
+            let rpID = options["rpId"]?.stringValue
+        else { throw TokenMintError(.auth.serverUnreachable, "the server's step-up options are malformed") }
+        let allowed = (options["allowCredentials"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }.compactMap { try? Base64URL.decode($0) }
+        let assertion = try await assert(StepUpRequest(challenge: challenge, relyingPartyID: rpID, credentialIDs: allowed))
+        let id = Base64URL.encode(assertion.credentialID)
+        let credential = JSONObject([
+            ("id", .string(id)), ("rawId", .string(id)), ("type", "public-key"), ("clientExtensionResults", .object(JSONObject())),
+            ("response", .object(JSONObject([
+                ("clientDataJSON", .string(Base64URL.encode(assertion.clientDataJSON))),
+                ("authenticatorData", .string(Base64URL.encode(assertion.authenticatorData))),
+                ("signature", .string(Base64URL.encode(assertion.signature))),
+            ]))),
+        ])
+        let answer = try await stepUpCall("/webauthn/step-up/verify", JSONObject([("credential", .object(credential))]), bearer: accountToken.accessToken)
+        guard let access = answer["accessToken"]?.stringValue, (1...Self.maximumTokenBytes).contains(access.utf8.count), answer["elevated"]?.boolValue == true
+        else { throw TokenMintError(.auth.serverUnreachable, "the server's step-up answer is not an elevated token") }
+        let verified = try await verifiedClaims(access)
+        guard let expiresAt = answer["expiresAt"]?.int64Value ?? verified.expiration else {
+            throw TokenMintError(.auth.accessTokenInvalid, "the elevated token has no lifetime")
+        }
+        return OAuthToken(accessToken: access, refreshToken: nil, expiresAt: expiresAt, elevated: true, account: verified.subject)
+    }
+
+    /// A JSON `POST` of the step-up with the account's bearer token; a
+    /// refusal becomes the auth error the server names.
+    func stepUpCall(_ path: String, _ body: JSONObject, bearer: String) async throws(TokenMintError) -> JSONObject {
+        let answer: (status: Int, object: JSONObject)
+        do { answer = try await exchange.send(.POST, server + path, bearer: bearer, body: body) } catch { throw failure(error) }
+        switch answer.status {
+        case 200: return answer.object
+        case 400..<500:
+            let name = answer.object["error"]?.stringValue ?? ""
+            let message = String((answer.object["message"]?.stringValue ?? "status \(answer.status)").prefix(200))
+            switch name {
+            case "challengeInvalid": throw TokenMintError(.auth.challengeInvalid, "the server refuses the step-up: \(message)")
+            case "assertionInvalid": throw TokenMintError(.auth.assertionInvalid, "the server refuses the step-up: \(message)")
+            case "wrongAccount", "forbidden": throw TokenMintError(.auth.wrongAccount, "the server refuses the step-up: \(message)")
+            case "unauthorized": throw TokenMintError(.auth.notSignedIn, "the server refuses the account token: \(message)")
+            default: throw TokenMintError(.auth.serverUnreachable, "the server refuses the step-up (\(answer.status)): \(message)")
+            }
+        default: throw TokenMintError(.auth.serverUnreachable, "the server's step-up failed (\(answer.status))")
+        }
     }
 
     /// The refresh-token grant (RFC 6749 §6): the server rotates the refresh

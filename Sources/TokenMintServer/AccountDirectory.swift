@@ -59,6 +59,14 @@ public struct AccountDirectory: Sendable {
         }
     }
 
+    /// Whether `username` has a password account.
+    public func contains(username: String) throws(TokenMintError) -> Bool {
+        guard Self.isValid(username: username) else { return false }
+        return try tables(transaction: false) { db throws(TokenMintError) -> Bool in
+            try !db.query("SELECT 1 FROM oauth_accounts WHERE username = ?", [.text(username)]).isEmpty
+        }
+    }
+
     /// Whether `password` is the password of `username` (compared in
     /// constant time on the Argon2id hashes). An unknown username costs the
     /// same hash as a known one, so the time taken does not tell whether

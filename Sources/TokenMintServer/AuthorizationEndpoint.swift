@@ -1,6 +1,7 @@
 #if Server
 import TokenMintCore
 import TokenMintCrypto
+import TokenMintAuth
 import Hummingbird
 import HTTPTypes
 import Logging
@@ -8,7 +9,8 @@ import Logging
 /// The authorization endpoint (RFC 6749 §4.1 with PKCE, RFC 7636, S256 only,
 /// as RFC 9700 asks): `GET /oauth/authorize` checks the request and shows a
 /// sign-in form, `POST /oauth/authorize` checks it again with the username
-/// and password and sends the browser back to the client with a code.
+/// and password, or a passkey's assertion, and sends the browser back to
+/// the client with a code.
 ///
 /// No state is kept between the two: the form carries the request's
 /// parameters and posts them back with the credentials. A request whose
@@ -66,6 +68,9 @@ extension OAuthRoutes {
         case .redirect(let uri, let parameters): return Self.redirect(uri, parameters)
         case .valid(let valid): authorization = valid
         }
+        if let passkey = form["passkey"], !passkey.isEmpty {
+            return await passkeySignIn(request, authorization, passkey: passkey)
+        }
         guard let username = form["username"], let password = form["password"] else {
             return signInPage(authorization, status: .unauthorized, message: "Enter your username and password.", username: form["username"])
         }
@@ -83,6 +88,11 @@ extension OAuthRoutes {
             logger.info("sign-in refused", metadata: ["client_id": "\(authorization.client.id)", "username": "\(SafeText.escaped(username.prefix(64)))"])
             return signInPage(authorization, status: .unauthorized, message: "The username or password is wrong.", username: username)
         }
+        return codeRedirect(request, authorization, username: username)
+    }
+
+    /// The redirect back to the client with a code for `username`, who has signed in.
+    func codeRedirect(_ request: Request, _ authorization: AuthorizationRequest, username: String) -> Response {
         let code: String
         do {
             code = try codes.issue(clientID: authorization.client.id, redirectURI: authorization.redirectURI, username: username,
@@ -93,6 +103,31 @@ extension OAuthRoutes {
         }
         logger.info("authorization code issued", metadata: ["client_id": "\(authorization.client.id)", "account": "\(username)"])
         return Self.redirect(authorization.redirectURI, [("code", code), ("state", authorization.state), ("iss", configuration.effectiveIssuer)])
+    }
+
+    /// A sign-in with a passkey: the form's `passkey` field carries the
+    /// assertion (`PublicKeyCredential.toJSON()`) over a challenge from
+    /// `POST /webauthn/authentication/options`.
+    func passkeySignIn(_ request: Request, _ authorization: AuthorizationRequest, passkey: String) async -> Response {
+        let signIn: PasskeySignIn
+        do throws(TokenMintError) {
+            var limits = JSONParser.Limits()
+            limits.maximumBytes = Self.formLimit
+            limits.maximumDepth = 8
+            limits.maximumMembers = 64
+            guard let credential = (try? JSONParser.parse(Array(passkey.utf8), limits: limits))?.objectValue else {
+                throw TokenMintError(.server.badRequest, "the passkey field is not a JSON object")
+            }
+            signIn = try await passkeys.verifySignIn(JSONObject([("credential", .object(credential))]))
+        } catch {
+            if HTTPMessages.status(for: error.code) == .internalServerError {
+                logger.error("passkey sign-in failed", metadata: ["code": "\(error.code)"])
+                return errorPage(request, .internalServerError, "server_error", "the server failed")
+            }
+            logger.info("passkey sign-in refused", metadata: ["client_id": "\(authorization.client.id)", "code": "\(error.code)"])
+            return signInPage(authorization, status: .unauthorized, message: "The passkey sign-in did not verify (\(error.code.name)).")
+        }
+        return codeRedirect(request, authorization, username: signIn.account)
     }
 
     /// Checks an authorization request: first the client and the redirect
@@ -207,7 +242,7 @@ extension OAuthRoutes {
     static func page(_ status: HTTPResponse.Status, title: String, body: String, headers extra: HTTPFields = [:]) -> Response {
         var headers = extra
         headers[.contentType] = "text/html; charset=utf-8"
-        headers[.contentSecurityPolicy] = "default-src 'none'; form-action 'self'; style-src 'unsafe-inline'"
+        headers[.contentSecurityPolicy] = "default-src 'none'; script-src 'self'; connect-src 'self'; form-action 'self'; style-src 'unsafe-inline'"
         headers[frameOptions] = "DENY"
         headers[.xContentTypeOptions] = "nosniff"
         headers[referrerPolicy] = "no-referrer"
@@ -216,6 +251,7 @@ extension OAuthRoutes {
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
             <title>\(HTMLText.escape(title))</title>
+            <script type="module" src="/passkeys/passkeys.js"></script>
             <style>body{font-family:system-ui,sans-serif;max-width:26rem;margin:3rem auto;padding:0 1rem;line-height:1.4}\
             label,input,button{display:block;width:100%;box-sizing:border-box}input{margin:.25rem 0 1rem;padding:.5rem}\
             button{padding:.6rem}.error{color:#b00020}code{word-break:break-all}</style></head>
@@ -245,13 +281,16 @@ extension OAuthRoutes {
             <h1>Sign in</h1>
             <p><code>\(HTMLText.escape(authorization.client.id))</code> asks to use your account\(scope).</p>
             \(alert)
-            <form method="post" action="authorize">
+            <form method="post" action="authorize" id="authorize">
             \(fields)
+            <input type="hidden" name="passkey" value="">
             <label for="username">Username</label>
             <input id="username" name="username" autocomplete="username" required maxlength="64" value="\(prefill)">
             <label for="password">Password</label>
             <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="1024">
             <button type="submit">Sign in</button>
+            <p><button type="button" id="passkey-sign-in" hidden>Sign in with a passkey</button></p>
+            <p class="error" id="passkey-error" role="alert"></p>
             </form>
             """
         var headers: HTTPFields = [:]

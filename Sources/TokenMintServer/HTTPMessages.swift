@@ -44,7 +44,12 @@ enum HTTPMessages {
             default: .conflict
             }
         case "auth":
-            code.name == "internalFailure" ? .internalServerError : .unauthorized
+            switch code.name {
+            case "internalFailure": .internalServerError
+            case "accountExists", "credentialExists": .conflict
+            case "registrationInvalid": .badRequest
+            default: .unauthorized
+            }
         case "jose": .unauthorized
         case "store":
             switch code.name {

@@ -19,6 +19,8 @@ struct OAuthRoutes: Sendable {
     let clients: ClientDirectory
     let accounts: AccountDirectory
     let codes: AuthorizationCodes
+    /// The passkey sign-in the authorization endpoint offers beside the password.
+    let passkeys: PasskeyRoutes
     let configuration: ServerConfiguration
     let clock: @Sendable () -> Int64
     let logger: Logger

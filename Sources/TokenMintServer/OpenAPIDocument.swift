@@ -15,7 +15,7 @@ enum OpenAPIDocument {
  "info": {
   "title": "TokenMint server",
   "version": "1.0.0",
-  "description": "The WhitelabelPay REST API, the OAuth 2.0 authorization server, the user-token exchange and the health check of `tokenmint serve`. Every error is `{\"error\": code, \"message\": text}`, except at the browser-facing authorization endpoint (`/oauth/authorize`), which answers with HTML pages (or RFC 6749's JSON error for a client that accepts only JSON)."
+  "description": "The WhitelabelPay REST API, the OAuth 2.0 authorization server, the passkey relying party (WebAuthn), the user-token exchange and the health check of `tokenmint serve`. Every error is `{\"error\": code, \"message\": text}`, except at the browser-facing authorization endpoint (`/oauth/authorize`), which answers with HTML pages (or RFC 6749's JSON error for a client that accepts only JSON)."
  },
  "servers": [
   {
@@ -1442,6 +1442,548 @@ enum OpenAPIDocument {
      }
     }
    }
+  },
+  "/passkeys/": {
+   "get": {
+    "operationId": "passkeyPage",
+    "summary": "The passkey page (HTML)",
+    "description": "A plain HTML page that loads `passkeys.js` and exposes `window.tokenmint` with `register(username)`, `signIn(username?)`, `stepUp()` and `signOut()`.",
+    "responses": {
+     "200": {
+      "description": "The page",
+      "content": {
+       "text/html": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/passkeys/tokenmint-webauthn.js": {
+   "get": {
+    "operationId": "passkeyLibrary",
+    "summary": "The browser client (an ES module)",
+    "description": "Dependency-free: base64url and ArrayBuffer, options JSON to `navigator.credentials`, `PublicKeyCredential.toJSON()` where present, and a client of the `/webauthn/` routes.",
+    "responses": {
+     "200": {
+      "description": "The module",
+      "content": {
+       "text/javascript": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/passkeys/passkeys.js": {
+   "get": {
+    "operationId": "passkeyPageScript",
+    "summary": "The script of the passkey page and of the sign-in form's passkey button",
+    "responses": {
+     "200": {
+      "description": "The module",
+      "content": {
+       "text/javascript": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/webauthn/registration/options": {
+   "post": {
+    "operationId": "passkeyRegistrationOptions",
+    "summary": "Options for creating a passkey",
+    "description": "For a new account (a sign-up) no token is needed; a passkey for an existing account takes that account's bearer token, and is refused otherwise (409 accountExists). Resident key and user verification are required; the account's passkeys are excluded.",
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/json": {
+       "schema": {
+        "$ref": "#/components/schemas/PasskeyRegistrationRequest"
+       }
+      }
+     }
+    },
+    "responses": {
+     "200": {
+      "description": "PublicKeyCredentialCreationOptionsJSON",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/CreationOptions"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "The body is not the JSON the route takes, or a field is malformed",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "413": {
+      "description": "The body is too large",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "415": {
+      "description": "The body is not application/json",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "The bearer token, challenge or assertion does not verify (the error names which: challengeInvalid, wrongAccount, assertionInvalid, unauthorized)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "A desk's token names no account",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "409": {
+      "description": "accountExists: the account exists and the request does not carry its token",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    },
+    "security": [
+     {},
+     {
+      "accountToken": []
+     }
+    ]
+   }
+  },
+  "/webauthn/registration/verify": {
+   "post": {
+    "operationId": "passkeyRegistration",
+    "summary": "Verify and store a new passkey",
+    "description": "The credential as `PublicKeyCredential.toJSON()` gives it, over a challenge of the options route for the same username (single use, 5 minutes).",
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/json": {
+       "schema": {
+        "$ref": "#/components/schemas/PasskeyRegistration"
+       }
+      }
+     }
+    },
+    "responses": {
+     "201": {
+      "description": "The passkey is registered",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/RegisteredPasskey"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "The body is not the JSON the route takes, or a field is malformed",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "413": {
+      "description": "The body is too large",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "415": {
+      "description": "The body is not application/json",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "The bearer token, challenge or assertion does not verify (the error names which: challengeInvalid, wrongAccount, assertionInvalid, unauthorized)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "A desk's token names no account",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "409": {
+      "description": "accountExists or credentialExists",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    },
+    "security": [
+     {},
+     {
+      "accountToken": []
+     }
+    ]
+   }
+  },
+  "/webauthn/authentication/options": {
+   "post": {
+    "operationId": "passkeySignInOptions",
+    "summary": "Options for a passkey sign-in",
+    "description": "With a username, its credentials are listed in allowCredentials; without one, the browser offers the discoverable credentials it holds for this RP.",
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/json": {
+       "schema": {
+        "$ref": "#/components/schemas/PasskeySignInRequest"
+       }
+      }
+     }
+    },
+    "responses": {
+     "200": {
+      "description": "PublicKeyCredentialRequestOptionsJSON",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/RequestOptions"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "The body is not the JSON the route takes, or a field is malformed",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "413": {
+      "description": "The body is too large",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "415": {
+      "description": "The body is not application/json",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/webauthn/authentication/verify": {
+   "post": {
+    "operationId": "passkeySignIn",
+    "summary": "Verify a passkey sign-in",
+    "description": "The assertion as `PublicKeyCredential.toJSON()` gives it. Answers with an RFC 9068 access token of the server's issuer (client `tokenmint-passkeys`) and a refresh token.",
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/json": {
+       "schema": {
+        "$ref": "#/components/schemas/PasskeyAssertion"
+       }
+      }
+     }
+    },
+    "responses": {
+     "200": {
+      "description": "Signed in",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/PasskeySignIn"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "The body is not the JSON the route takes, or a field is malformed",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "413": {
+      "description": "The body is too large",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "415": {
+      "description": "The body is not application/json",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "The bearer token, challenge or assertion does not verify (the error names which: challengeInvalid, wrongAccount, assertionInvalid, unauthorized)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/webauthn/step-up/options": {
+   "post": {
+    "operationId": "stepUpOptions",
+    "summary": "Options for a step-up",
+    "description": "For the account of the bearer token, which must have a passkey.",
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/json": {
+       "schema": {
+        "$ref": "#/components/schemas/Empty"
+       }
+      }
+     }
+    },
+    "responses": {
+     "200": {
+      "description": "PublicKeyCredentialRequestOptionsJSON",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/RequestOptions"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "The body is not the JSON the route takes, or a field is malformed",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "413": {
+      "description": "The body is too large",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "415": {
+      "description": "The body is not application/json",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "The bearer token, challenge or assertion does not verify (the error names which: challengeInvalid, wrongAccount, assertionInvalid, unauthorized)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "A desk's token, or an account without a passkey",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    },
+    "security": [
+     {
+      "accountToken": []
+     }
+    ]
+   }
+  },
+  "/webauthn/step-up/verify": {
+   "post": {
+    "operationId": "stepUp",
+    "summary": "Turn an assertion into an elevated token",
+    "description": "An assertion by a passkey of the bearer token's account over a step-up challenge: an elevated access token (scope `elevated`, `acr` urn:tokenmint:acr:fido2, `amr`), never refreshed.",
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/json": {
+       "schema": {
+        "$ref": "#/components/schemas/PasskeyAssertion"
+       }
+      }
+     }
+    },
+    "responses": {
+     "200": {
+      "description": "Elevated",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ElevatedToken"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "The body is not the JSON the route takes, or a field is malformed",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "413": {
+      "description": "The body is too large",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "415": {
+      "description": "The body is not application/json",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "The bearer token, challenge or assertion does not verify (the error names which: challengeInvalid, wrongAccount, assertionInvalid, unauthorized)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "A desk's token, or an account without a passkey",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    },
+    "security": [
+     {
+      "accountToken": []
+     }
+    ]
+   }
   }
  },
  "components": {
@@ -1467,6 +2009,12 @@ enum OpenAPIDocument {
     "in": "header",
     "name": "IFTTT-Service-Key",
     "description": "The partner backend's secret service key (the server's --service-key-file), compared in constant time. It speaks for every user: send it from a backend, never from an app."
+   },
+   "accountToken": {
+    "type": "http",
+    "scheme": "bearer",
+    "bearerFormat": "JWT",
+    "description": "An account's RFC 9068 access token from this server (a sign-in, or the code flow)."
    }
   },
   "schemas": {
@@ -1975,15 +2523,13 @@ enum OpenAPIDocument {
    },
    "AuthorizeForm": {
     "type": "object",
-    "description": "The sign-in form: the authorization request's parameters (as in the GET) with the account's credentials",
+    "description": "The sign-in form: the authorization request's parameters (as in the GET) with the account's credentials Either username and password, or passkey.",
     "required": [
      "response_type",
      "client_id",
      "redirect_uri",
      "code_challenge",
-     "code_challenge_method",
-     "username",
-     "password"
+     "code_challenge_method"
     ],
     "properties": {
      "response_type": {
@@ -2025,6 +2571,10 @@ enum OpenAPIDocument {
       "type": "string",
       "format": "password",
       "maxLength": 1024
+     },
+     "passkey": {
+      "type": "string",
+      "description": "Instead of username and password: a passkey assertion (`PublicKeyCredential.toJSON()` as JSON text) over a challenge of POST /webauthn/authentication/options"
      }
     }
    },
@@ -2089,6 +2639,396 @@ enum OpenAPIDocument {
      "user_token": {
       "type": "string",
       "description": "An opaque token scoped to the user; the server keeps only its hash"
+     }
+    }
+   },
+   "Empty": {
+    "type": "object"
+   },
+   "PasskeyRegistrationRequest": {
+    "type": "object",
+    "required": [
+     "username"
+    ],
+    "properties": {
+     "username": {
+      "type": "string",
+      "minLength": 1,
+      "maxLength": 64,
+      "description": "1 to 64 visible ASCII characters"
+     },
+     "displayName": {
+      "type": "string",
+      "minLength": 1,
+      "maxLength": 64
+     }
+    }
+   },
+   "PasskeySignInRequest": {
+    "type": "object",
+    "properties": {
+     "username": {
+      "type": "string",
+      "minLength": 1,
+      "maxLength": 64,
+      "description": "1 to 64 visible ASCII characters"
+     }
+    }
+   },
+   "CreationOptions": {
+    "type": "object",
+    "required": [
+     "rp",
+     "user",
+     "challenge",
+     "pubKeyCredParams",
+     "timeout",
+     "excludeCredentials",
+     "authenticatorSelection",
+     "attestation"
+    ],
+    "properties": {
+     "rp": {
+      "type": "object",
+      "required": [
+       "id",
+       "name"
+      ],
+      "properties": {
+       "id": {
+        "type": "string"
+       },
+       "name": {
+        "type": "string"
+       }
+      }
+     },
+     "user": {
+      "type": "object",
+      "required": [
+       "id",
+       "name",
+       "displayName"
+      ],
+      "properties": {
+       "id": {
+        "type": "string",
+        "pattern": "^[A-Za-z0-9_-]+$"
+       },
+       "name": {
+        "type": "string"
+       },
+       "displayName": {
+        "type": "string"
+       }
+      }
+     },
+     "challenge": {
+      "type": "string",
+      "pattern": "^[A-Za-z0-9_-]+$"
+     },
+     "pubKeyCredParams": {
+      "type": "array",
+      "items": {
+       "type": "object",
+       "required": [
+        "type",
+        "alg"
+       ],
+       "properties": {
+        "type": {
+         "const": "public-key"
+        },
+        "alg": {
+         "type": "integer"
+        }
+       }
+      }
+     },
+     "timeout": {
+      "type": "integer"
+     },
+     "excludeCredentials": {
+      "type": "array",
+      "items": {
+       "type": "object",
+       "required": [
+        "type",
+        "id"
+       ],
+       "properties": {
+        "type": {
+         "const": "public-key"
+        },
+        "id": {
+         "type": "string",
+         "pattern": "^[A-Za-z0-9_-]+$"
+        }
+       }
+      }
+     },
+     "authenticatorSelection": {
+      "type": "object"
+     },
+     "attestation": {
+      "type": "string"
+     },
+     "extensions": {
+      "type": "object"
+     }
+    }
+   },
+   "RequestOptions": {
+    "type": "object",
+    "required": [
+     "challenge",
+     "rpId",
+     "timeout",
+     "allowCredentials",
+     "userVerification"
+    ],
+    "properties": {
+     "challenge": {
+      "type": "string",
+      "pattern": "^[A-Za-z0-9_-]+$"
+     },
+     "rpId": {
+      "type": "string"
+     },
+     "timeout": {
+      "type": "integer"
+     },
+     "allowCredentials": {
+      "type": "array",
+      "items": {
+       "type": "object",
+       "required": [
+        "type",
+        "id"
+       ],
+       "properties": {
+        "type": {
+         "const": "public-key"
+        },
+        "id": {
+         "type": "string",
+         "pattern": "^[A-Za-z0-9_-]+$"
+        }
+       }
+      }
+     },
+     "userVerification": {
+      "const": "required"
+     }
+    }
+   },
+   "PublicKeyCredentialJSON": {
+    "type": "object",
+    "required": [
+     "id",
+     "rawId",
+     "type",
+     "response"
+    ],
+    "description": "`PublicKeyCredential.toJSON()`: every byte string base64url.",
+    "properties": {
+     "id": {
+      "type": "string",
+      "pattern": "^[A-Za-z0-9_-]+$"
+     },
+     "rawId": {
+      "type": "string",
+      "pattern": "^[A-Za-z0-9_-]+$"
+     },
+     "type": {
+      "const": "public-key"
+     },
+     "authenticatorAttachment": {
+      "type": [
+       "string",
+       "null"
+      ]
+     },
+     "clientExtensionResults": {
+      "type": "object"
+     },
+     "response": {
+      "type": "object",
+      "required": [
+       "clientDataJSON"
+      ],
+      "properties": {
+       "clientDataJSON": {
+        "type": "string",
+        "pattern": "^[A-Za-z0-9_-]+$"
+       },
+       "attestationObject": {
+        "type": "string",
+        "pattern": "^[A-Za-z0-9_-]+$"
+       },
+       "authenticatorData": {
+        "type": "string",
+        "pattern": "^[A-Za-z0-9_-]+$"
+       },
+       "signature": {
+        "type": "string",
+        "pattern": "^[A-Za-z0-9_-]+$"
+       },
+       "userHandle": {
+        "type": [
+         "string",
+         "null"
+        ]
+       },
+       "transports": {
+        "type": "array",
+        "items": {
+         "type": "string"
+        }
+       }
+      }
+     }
+    }
+   },
+   "PasskeyRegistration": {
+    "type": "object",
+    "required": [
+     "username",
+     "credential"
+    ],
+    "properties": {
+     "username": {
+      "type": "string",
+      "minLength": 1,
+      "maxLength": 64,
+      "description": "1 to 64 visible ASCII characters"
+     },
+     "credential": {
+      "$ref": "#/components/schemas/PublicKeyCredentialJSON"
+     }
+    }
+   },
+   "PasskeyAssertion": {
+    "type": "object",
+    "required": [
+     "credential"
+    ],
+    "properties": {
+     "credential": {
+      "$ref": "#/components/schemas/PublicKeyCredentialJSON"
+     }
+    }
+   },
+   "RegisteredPasskey": {
+    "type": "object",
+    "required": [
+     "verified",
+     "username",
+     "credentialId",
+     "attestationFormat",
+     "userVerified",
+     "backupEligible",
+     "signCount"
+    ],
+    "properties": {
+     "verified": {
+      "const": true
+     },
+     "username": {
+      "type": "string"
+     },
+     "credentialId": {
+      "type": "string",
+      "pattern": "^[A-Za-z0-9_-]+$"
+     },
+     "attestationFormat": {
+      "type": "string"
+     },
+     "userVerified": {
+      "type": "boolean"
+     },
+     "backupEligible": {
+      "type": "boolean"
+     },
+     "signCount": {
+      "type": "integer"
+     }
+    }
+   },
+   "PasskeySignIn": {
+    "type": "object",
+    "required": [
+     "verified",
+     "username",
+     "signCount",
+     "userVerified",
+     "accessToken",
+     "tokenType",
+     "expiresAt"
+    ],
+    "properties": {
+     "verified": {
+      "const": true
+     },
+     "username": {
+      "type": "string"
+     },
+     "signCount": {
+      "type": "integer"
+     },
+     "userVerified": {
+      "type": "boolean"
+     },
+     "accessToken": {
+      "type": "string"
+     },
+     "refreshToken": {
+      "type": [
+       "string",
+       "null"
+      ]
+     },
+     "tokenType": {
+      "const": "Bearer"
+     },
+     "expiresAt": {
+      "type": "integer",
+      "description": "Unix seconds"
+     }
+    }
+   },
+   "ElevatedToken": {
+    "type": "object",
+    "required": [
+     "verified",
+     "elevated",
+     "username",
+     "accessToken",
+     "tokenType",
+     "scope",
+     "expiresAt"
+    ],
+    "properties": {
+     "verified": {
+      "const": true
+     },
+     "elevated": {
+      "const": true
+     },
+     "username": {
+      "type": "string"
+     },
+     "accessToken": {
+      "type": "string"
+     },
+     "tokenType": {
+      "const": "Bearer"
+     },
+     "scope": {
+      "const": "elevated"
+     },
+     "expiresAt": {
+      "type": "integer"
      }
     }
    }

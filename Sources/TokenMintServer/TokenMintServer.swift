@@ -40,6 +40,8 @@ public struct TokenMintServer: Sendable {
     let hub = EventHub()
     let logger: Logger
     let clock: @Sendable () -> Int64
+    /// The WebAuthn relying party ID in effect.
+    let relyingPartyID: String
 
     /// Opens (or creates) the state directory and the store.
     ///
@@ -75,8 +77,10 @@ public struct TokenMintServer: Sendable {
         let rpID = configuration.relyingPartyID ?? (URLComponents(string: origin)?.host ?? "localhost")
         let issuer: LocalTokenIssuer
         do {
-            issuer = try LocalTokenIssuer(store: store, issuer: base, audience: base, relyingParty: RelyingPartyPolicy(rpID: rpID, origins: [origin]),
-                                          clock: clock, logger: logger)
+            // Passkeys here stand in for a password: user verification is required.
+            var policy = RelyingPartyPolicy(rpID: rpID, origins: [origin])
+            policy.requireUserVerification = true
+            issuer = try LocalTokenIssuer(store: store, issuer: base, audience: base, relyingParty: policy, clock: clock, logger: logger)
         } catch { throw TokenMintError(.server.invalidConfiguration, "the token issuer does not start: \(error.reason)", underlying: error) }
         var verifier: PaymentTokenVerifier
         let shared: any VerifierStore & PaymentDirectory = payments ?? store
@@ -95,6 +99,7 @@ public struct TokenMintServer: Sendable {
         self.userTokens = serviceKey.map { UserTokenRoutes.makeExchange(serviceKey: $0, store: store, issuer: issuer) }
         self.logger = logger
         self.clock = clock
+        self.relyingPartyID = rpID
     }
 
     /// The OAuth clients of this server's store (`tokenmint serve client add`).
@@ -118,8 +123,10 @@ public struct TokenMintServer: Sendable {
         let devices = DeviceAuthenticator(audience: configuration.effectiveIssuer, authorizedParty: configuration.authorizedParty, ledger: ledger, clock: clock)
         WhitelabelPayRoutes(directory: directory, verifier: verifier, devices: devices, desks: DeskAuthenticator(issuer: issuer), hub: hub,
                             configuration: configuration, clock: clock, logger: logger, pollInterval: pollInterval).add(to: router)
-        OAuthRoutes(issuer: issuer, clients: clients, accounts: accounts, codes: AuthorizationCodes(store: store), configuration: configuration,
-                    clock: clock, logger: logger).add(to: router)
+        let passkeys = PasskeyRoutes(issuer: issuer, accounts: accounts, configuration: configuration, relyingPartyID: relyingPartyID, logger: logger)
+        passkeys.add(to: router)
+        OAuthRoutes(issuer: issuer, clients: clients, accounts: accounts, codes: AuthorizationCodes(store: store), passkeys: passkeys,
+                    configuration: configuration, clock: clock, logger: logger).add(to: router)
         UserTokenRoutes(exchange: userTokens, configuration: configuration, logger: logger).add(to: router)
         return router
     }

@@ -4,12 +4,14 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import Synchronization
 import Testing
 import TokenMintAuth
 import TokenMintCore
 import TokenMintCrypto
 import TokenMintJOSE
 import TokenMintStore
+import TokenMintWebAuthn
 @testable import TokenMintHTTP
 @testable import TokenMintServer
 
@@ -80,11 +82,12 @@ struct OAuthClientTests {
     }
 
     static func provider(_ base: String, browser: Browser?, clientID: String = "app", callback: String? = OAuthClientTests.callback,
-                         signInTimeout: Duration = .seconds(30)) async -> OAuthAuthorizationProvider {
+                         signInTimeout: Duration = .seconds(30),
+                         assert: (@Sendable (StepUpRequest) async throws -> StepUpAssertion)? = nil) async -> OAuthAuthorizationProvider {
         var presenter: (@Sendable (URL) async throws -> Void)?
         if let browser { presenter = { url in try await browser.open(url) } }
         let provider = OAuthAuthorizationProvider(clientID: clientID, callbackURL: callback, server: base, issuer: issuer,
-                                                  signInTimeout: signInTimeout, presenter: presenter)
+                                                  signInTimeout: signInTimeout, presenter: presenter, assert: assert)
         await browser?.attach(provider)
         return provider
     }
@@ -133,8 +136,60 @@ struct OAuthClientTests {
             #expect(await TokenManager(provider: provider, store: store).state == .signedOut)
             await Self.expectCode(.auth.refreshTokenInvalid) { _ = try await provider.refresh(refreshed) }
             await Self.expectCode(.auth.notSignedIn) { _ = try await restored.accountToken() }
-            // An elevated token is not refreshed, and the step-up is not offered over HTTP.
-            await Self.expectCode(.auth.stepUpUnavailable) { _ = try await provider.verifyAccount(uuid: UUID()) }
+            // A step-up at the server needs the account token the manager holds.
+            await Self.expectCode(.auth.notSignedIn) { _ = try await provider.verifyAccount(uuid: UUID()) }
+        }
+    }
+
+    /// A passkey for `account` on `authenticator`, registered through the
+    /// issuer's own ceremony (the origin is the issuer's URL).
+    static func registerPasskey(_ server: TokenMintServer, _ authenticator: FIDO2Session, account: String) async throws {
+        let ceremony = try await server.issuer.registrationCeremony(account: account)
+        let clientData = CollectedClientData(type: "webauthn.create", challenge: ceremony.challenge, origin: issuer).json
+        let made = try await authenticator.makeCredential(
+            clientDataHash: HashFunction.sha256.hash(clientData), rp: ("tokenmint.test", nil), user: (ceremony.userHandle ?? [], account, nil),
+            pubKeyCredParams: [.es256], options: .init(residentKey: true, userVerification: true))
+        _ = try await server.issuer.registerPasskey(account: account, clientDataJSON: clientData, attestationObject: made.attestationObject.bytes,
+                                                    credentialID: made.credentialID, newAccount: false)
+    }
+
+    @Test("the FIDO2 step-up over HTTP: the manager's account token and a passkey give an elevated token; refusals")
+    func stepUp() async throws {
+        try await Self.withServer { server, client, base in
+            let authenticator = try FIDO2Session(store: InMemoryStore(), supportsUserVerification: true)
+            let tamper = Mutex(false)
+            let assert: @Sendable (StepUpRequest) async throws -> StepUpAssertion = { request in
+                let clientData = CollectedClientData(type: "webauthn.get", challenge: request.challenge, origin: OAuthClientTests.issuer).json
+                let made = try await authenticator.getAssertion(clientDataHash: HashFunction.sha256.hash(clientData), rpID: request.relyingPartyID,
+                                                                allowList: request.credentialIDs, options: .init(userVerification: true))
+                var signature = made.signature
+                if tamper.withLock({ $0 }) { signature[signature.count - 1] ^= 1 }
+                return StepUpAssertion(credentialID: made.credentialID, clientDataJSON: clientData, authenticatorData: made.authenticatorData.bytes,
+                                       signature: signature)
+            }
+            let browser = Browser(client: client)
+            let provider = await Self.provider(base, browser: browser, assert: assert)
+            let manager = TokenManager(provider: provider, store: InMemoryStore())
+            let account = UUID()
+            await Self.expectCode(.auth.notSignedIn) { _ = try await manager.elevate(account: account) }
+            _ = try await manager.signIn()
+            // alice has no passkey yet: the server says so.
+            await Self.expectCode(.auth.wrongAccount) { _ = try await manager.elevate(account: account) }
+            try await Self.registerPasskey(server, authenticator, account: "alice")
+            tamper.withLock { $0 = true }
+            await Self.expectCode(.auth.assertionInvalid) { _ = try await manager.elevate(account: account) }
+            tamper.withLock { $0 = false }
+            let elevated = try await manager.elevate(account: account)
+            #expect(elevated.elevated && elevated.refreshToken == nil && elevated.account == "alice")
+            let claims = try await server.issuer.verify(elevated.accessToken).claims
+            #expect(claims.scopes == ["elevated"] && claims.clientID == "app" && claims["acr"]?.stringValue == "urn:tokenmint:acr:fido2")
+            #expect(try await manager.elevatedToken()?.accessToken == elevated.accessToken)
+            if case .elevated(let who, _) = await manager.state { #expect(who == "alice") } else { Issue.record("not elevated") }
+            // No authenticator configured: −644.
+            let bare = await Self.provider(base, browser: nil)
+            await Self.expectCode(.auth.stepUpUnavailable) {
+                _ = try await bare.verifyAccount(uuid: account, accountToken: try await manager.accountToken())
+            }
         }
     }
 

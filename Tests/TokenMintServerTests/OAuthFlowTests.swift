@@ -105,7 +105,7 @@ struct OAuthFlowTests {
             let page = try await Self.authorize(client, request)
             #expect(page.status == .ok)
             #expect(page.headers[.contentType] == "text/html; charset=utf-8")
-            #expect(page.headers[.contentSecurityPolicy] == "default-src 'none'; form-action 'self'; style-src 'unsafe-inline'")
+            #expect(page.headers[.contentSecurityPolicy] == "default-src 'none'; script-src 'self'; connect-src 'self'; form-action 'self'; style-src 'unsafe-inline'")
             #expect(page.headers[HTTPField.Name("X-Frame-Options")!] == "DENY")
             #expect(page.headers[.cacheControl] == "no-store")
             let html = String(buffer: page.body)
@@ -320,8 +320,10 @@ struct OAuthFlowTests {
             let clock = ManualClock()
             let router = Router(context: BasicRequestContext.self)
             router.add(middleware: ErrorMiddleware(logger: server.logger))
+            let passkeys = PasskeyRoutes(issuer: server.issuer, accounts: server.accounts, configuration: server.configuration,
+                                         relyingPartyID: server.relyingPartyID, logger: server.logger)
             OAuthRoutes(issuer: server.issuer, clients: server.clients, accounts: server.accounts, codes: AuthorizationCodes(store: server.store),
-                        configuration: server.configuration, clock: { clock.now }, logger: server.logger).add(to: router)
+                        passkeys: passkeys, configuration: server.configuration, clock: { clock.now }, logger: server.logger).add(to: router)
             try await Application(router: router).test(.router) { client in
                 let early = try await Self.code(client)
                 clock.advance(59)

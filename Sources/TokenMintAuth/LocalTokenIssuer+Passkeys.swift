@@ -1,0 +1,294 @@
+public import TokenMintCore
+import TokenMintCrypto
+import TokenMintStore
+public import TokenMintWebAuthn
+import Foundation
+import Logging
+
+/// A WebAuthn ceremony the issuer started: what the options a relying party
+/// sends to the browser carry.
+public struct PasskeyCeremony: Sendable, Hashable {
+    /// The challenge: 32 random bytes, single use, valid for 5 minutes.
+    public let challenge: [UInt8]
+    /// The account's user handle (WebAuthn `user.id`): 32 random bytes made
+    /// when the account is first named in a registration, never derived
+    /// from the account name. Nil for a sign-in that names no account.
+    public let userHandle: [UInt8]?
+    /// The account's registered credential IDs: `excludeCredentials` of a
+    /// registration, `allowCredentials` of a sign-in or step-up (empty for a
+    /// sign-in with a discoverable credential).
+    public let credentialIDs: [[UInt8]]
+}
+
+/// A passkey sign-in that verified.
+public struct PasskeySignIn: Sendable, Hashable {
+    /// The account the passkey belongs to.
+    public let account: String
+    /// The credential that signed.
+    public let credentialID: [UInt8]
+    /// The signature counter the authenticator reported (now stored).
+    public let signCount: UInt32
+    /// Whether the authenticator verified the user (UV).
+    public let userVerified: Bool
+}
+
+/// Passkeys: registration, sign-in and step-up ceremonies over challenges
+/// this issuer gives out (single use, 5 minutes, bound to their purpose and
+/// account), with the credentials and their counters in the issuer's store.
+extension LocalTokenIssuer {
+    /// What a challenge was given out for.
+    enum CeremonyPurpose: String {
+        case register, signIn = "signin", elevate
+    }
+
+    static let challengeLifetime: Int64 = 300
+
+    static func passkeyName(_ credentialID: [UInt8]) -> String { "auth.passkey." + Base64URL.encode(credentialID) }
+    static func accountPasskeysName(_ account: String) -> String { "auth.account-passkeys." + account }
+    static func userHandleName(_ account: String) -> String { "auth.user-handle." + account }
+
+    static func validAccount(_ account: String) -> Bool { !account.isEmpty && account.utf8.count <= 128 }
+
+    /// Stores a fresh challenge for `purpose` and `account` ("" for any account).
+    func newChallenge(_ purpose: CeremonyPurpose, account: String, in tx: any StoreTransaction) throws -> [UInt8] {
+        let challenge = SecureRandom.bytes(count: 32)
+        let expires = clock() + Self.challengeLifetime
+        try tx.setValue("auth.challenge." + Base64URL.encode(challenge), Array("\(purpose.rawValue)|\(account)|\(expires)".utf8))
+        return challenge
+    }
+
+    /// Consumes `challenge` whatever happens next (a replay finds it gone)
+    /// and returns the account it was given out for ("" for any), or throws
+    /// `challengeInvalid` when it was not given out for `purpose`, expired
+    /// or was used.
+    func consumeChallenge(_ challenge: [UInt8], for purpose: CeremonyPurpose, _ who: Logger.Metadata) throws(TokenMintError) -> String {
+        let now = clock()
+        let owner: String? = try transaction { tx in
+            let name = "auth.challenge." + Base64URL.encode(challenge)
+            guard let value = try tx.value(name) else { return nil }
+            try tx.remove(name)
+            let text = String(decoding: value, as: UTF8.self)
+            guard let first = text.firstIndex(of: "|"), let last = text.lastIndex(of: "|"), first < last,
+                CeremonyPurpose(rawValue: String(text[..<first])) == purpose,
+                let expires = Int64(text[text.index(after: last)...]), expires > now
+            else { return nil }
+            return String(text[text.index(after: first)..<last])
+        }
+        guard let owner else { throw refused(TokenMintError(.auth.challengeInvalid, "the challenge was not issued for this, expired, or was used"), who) }
+        return owner
+    }
+
+    func credentialIDs(of account: String, in tx: any StoreTransaction) throws -> [[UInt8]] {
+        guard let data = try tx.value(Self.accountPasskeysName(account)),
+            let list = try? JSONSerialization.jsonObject(with: Data(data)) as? [String]
+        else { return [] }
+        return list.compactMap { try? Base64URL.decode($0) }
+    }
+
+    func userHandle(of account: String, creating: Bool, in tx: any StoreTransaction) throws -> [UInt8]? {
+        if let handle = try tx.value(Self.userHandleName(account)) { return handle }
+        guard creating else { return nil }
+        let handle = SecureRandom.bytes(count: 32)
+        try tx.setValue(Self.userHandleName(account), handle)
+        return handle
+    }
+
+    /// The credential IDs of `account`'s passkeys, oldest first.
+    public func passkeyCredentialIDs(account: String) throws(TokenMintError) -> [[UInt8]] {
+        try transaction { tx in try credentialIDs(of: account, in: tx) }
+    }
+
+    /// Starts a registration for `account`: a challenge, the account's user
+    /// handle (made now if it has none) and its credential IDs to exclude.
+    /// - Throws: `notSignedIn` for an account name that is empty or longer
+    ///   than 128 bytes.
+    public func registrationCeremony(account: String) throws(TokenMintError) -> PasskeyCeremony {
+        guard Self.validAccount(account) else { throw TokenMintError(.auth.notSignedIn, "an account is 1 to 128 bytes") }
+        return try transaction { tx in
+            let handle = try userHandle(of: account, creating: true, in: tx)
+            return PasskeyCeremony(challenge: try newChallenge(.register, account: account, in: tx), userHandle: handle,
+                                   credentialIDs: try credentialIDs(of: account, in: tx))
+        }
+    }
+
+    /// Verifies a registration over a challenge from
+    /// `registrationCeremony(account:)` and records the passkey for
+    /// `account`.
+    ///
+    /// - Parameters:
+    ///   - account: The account the ceremony was started for.
+    ///   - clientDataJSON: The `clientDataJSON` bytes the browser returned.
+    ///   - attestationObject: The `attestationObject` bytes.
+    ///   - credentialID: The credential's `rawId` as the client sent it,
+    ///     which must be the one in the authenticator data.
+    ///   - newAccount: True for a sign-up: refused with `accountExists`
+    ///     when the account has a passkey already (checked in the same
+    ///     transaction as the write, so two racing sign-ups cannot both land).
+    /// - Throws: `challengeInvalid`, `wrongAccount` (a challenge given out
+    ///   for another account), `registrationInvalid`, `credentialExists`,
+    ///   `accountExists`.
+    public func registerPasskey(
+        account: String, clientDataJSON: [UInt8], attestationObject: [UInt8], credentialID: [UInt8]?, newAccount: Bool
+    ) throws(TokenMintError) -> RegisteredCredential {
+        let who: Logger.Metadata = ["account": "\(SafeText.escaped(account.prefix(128)))"]
+        guard let challenge = (try? CollectedClientData(parsing: clientDataJSON))?.challenge else {
+            throw refused(TokenMintError(.auth.registrationInvalid, "clientDataJSON is malformed"), who)
+        }
+        let owner = try consumeChallenge(challenge, for: .register, who)
+        guard owner == account else { throw refused(TokenMintError(.auth.wrongAccount, "the challenge was issued for another account"), who) }
+        let credential: RegisteredCredential
+        do {
+            credential = try relyingParty.verifyRegistration(clientDataJSON: clientDataJSON, attestationObject: attestationObject,
+                                                             challenge: challenge, rawID: credentialID)
+        } catch {
+            throw refused(TokenMintError(.auth.registrationInvalid, "the registration does not verify: \(error.reason)", underlying: error), who)
+        }
+        try store(credential, account: account, newAccount: newAccount, who)
+        logger.notice("passkey registered", metadata: who.merging(["format": "\(credential.attestationFormat)"]) { a, _ in a })
+        return credential
+    }
+
+    /// Records a passkey for an account (after its registration verified).
+    /// A credential ID that is registered already, to this account or any
+    /// other, is refused (WebAuthn §7.1 step 26): the check and the write are
+    /// one transaction, so two racing registrations cannot both land.
+    /// - Throws: `credentialExists` for a known credential ID.
+    public func registerPasskey(account: String, credential: RegisteredCredential) throws(TokenMintError) {
+        try store(credential, account: account, newAccount: false, ["account": "\(SafeText.escaped(account.prefix(128)))"])
+    }
+
+    func store(_ credential: RegisteredCredential, account: String, newAccount: Bool, _ who: Logger.Metadata) throws(TokenMintError) {
+        let record: [String: Any] = [
+            "account": account, "publicKey": Base64URL.encode(credential.publicKey.cbor), "signCount": Int(credential.signCount),
+            "backupEligible": credential.backupEligible,
+        ]
+        guard let data = try? JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]) else {
+            throw TokenMintError(.auth.internalFailure, "cannot encode")
+        }
+        let name = Self.passkeyName(credential.credentialID)
+        try transaction { tx in
+            guard try tx.value(name) == nil else {
+                throw refused(TokenMintError(.auth.credentialExists, "this credential ID is registered already"), who)
+            }
+            let existing = try credentialIDs(of: account, in: tx)
+            if newAccount, !existing.isEmpty { throw refused(TokenMintError(.auth.accountExists, "the account exists already"), who) }
+            let list = (existing + [credential.credentialID]).map { Base64URL.encode($0) }
+            guard let index = try? JSONSerialization.data(withJSONObject: list) else { throw TokenMintError(.auth.internalFailure, "cannot encode") }
+            try tx.setValue(name, Array(data))
+            try tx.setValue(Self.accountPasskeysName(account), Array(index))
+        }
+    }
+
+    /// Starts a passkey sign-in: a challenge and, when `account` is named,
+    /// its credential IDs (`allowCredentials`); with no account the browser
+    /// offers the discoverable credentials it holds for the RP.
+    public func signInCeremony(account: String? = nil) throws(TokenMintError) -> PasskeyCeremony {
+        let named = account.flatMap { Self.validAccount($0) ? $0 : nil }
+        return try transaction { tx in
+            let ids = try named.map { name in try credentialIDs(of: name, in: tx) } ?? []
+            let handle = try named.flatMap { name in try userHandle(of: name, creating: false, in: tx) }
+            return PasskeyCeremony(challenge: try newChallenge(.signIn, account: named ?? "", in: tx), userHandle: handle, credentialIDs: ids)
+        }
+    }
+
+    /// Verifies a passkey sign-in over a challenge from
+    /// `signInCeremony(account:)` and stores the new signature counter.
+    ///
+    /// - Parameters:
+    ///   - credentialID: The credential's `rawId`.
+    ///   - clientDataJSON: The `clientDataJSON` bytes the browser returned.
+    ///   - authenticatorData: The `authenticatorData` bytes.
+    ///   - signature: The `signature` bytes.
+    ///   - userHandle: The `userHandle` the authenticator returned, which
+    ///     must be the credential's account's (required when the ceremony
+    ///     named no account, as a discoverable credential always returns it).
+    /// - Throws: `challengeInvalid`, `wrongAccount` (unknown credential, or
+    ///   one of another account than the ceremony's or the user handle's),
+    ///   `assertionInvalid`.
+    public func verifyPasskeySignIn(
+        credentialID: [UInt8], clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8], userHandle: [UInt8]?
+    ) throws(TokenMintError) -> PasskeySignIn {
+        try verifyPasskey(.signIn, account: nil, credentialID: credentialID, clientDataJSON: clientDataJSON,
+                          authenticatorData: authenticatorData, signature: signature, userHandle: userHandle)
+    }
+
+    /// A fresh step-up challenge for `account` (single use, 5 minutes).
+    public func elevationChallenge(account: String) throws(TokenMintError) -> [UInt8] {
+        try transaction { tx in try newChallenge(.elevate, account: account, in: tx) }
+    }
+
+    /// An elevated token: only after a FIDO2 assertion by a passkey of
+    /// `account`, over a challenge this issuer gave out for that account.
+    /// Carries `acr`/`amr` and the account; never refreshed.
+    public func elevate(
+        account: String, clientID: String, credentialID: [UInt8], clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8]
+    ) throws(TokenMintError) -> OAuthToken {
+        let result = try verifyPasskey(.elevate, account: account, credentialID: credentialID, clientDataJSON: clientDataJSON,
+                                       authenticatorData: authenticatorData, signature: signature, userHandle: nil)
+        var extra = JSONObject()
+        extra.set("acr", "urn:tokenmint:acr:fido2")
+        extra.set("amr", .array(result.userVerified ? ["hwk", "user"] : ["hwk"]))
+        extra.set("account", .string(account))
+        let (access, expiresAt) = try accessToken(account: account, clientID: clientID, scopes: ["elevated"], lifetime: elevatedLifetime, extra: extra)
+        logger.notice("elevated", metadata: ["account": "\(account)", "client_id": "\(clientID)", "signCount": "\(result.signCount)",
+                                             "uv": "\(result.userVerified)"])
+        return OAuthToken(accessToken: access, refreshToken: nil, expiresAt: expiresAt, elevated: true, account: account)
+    }
+
+    /// The assertion checks shared by sign-in and step-up: the challenge is
+    /// consumed first; the counter is checked and stored in one transaction
+    /// with the read, so two racing assertions cannot both pass one count.
+    func verifyPasskey(
+        _ purpose: CeremonyPurpose, account expected: String?, credentialID: [UInt8], clientDataJSON: [UInt8], authenticatorData: [UInt8],
+        signature: [UInt8], userHandle: [UInt8]?
+    ) throws(TokenMintError) -> PasskeySignIn {
+        var who: Logger.Metadata = expected.map { ["account": "\(SafeText.escaped($0.prefix(128)))"] } ?? [:]
+        guard let challenge = (try? CollectedClientData(parsing: clientDataJSON))?.challenge else {
+            throw refused(TokenMintError(.auth.assertionInvalid, "clientDataJSON is malformed"), who)
+        }
+        let owner = try consumeChallenge(challenge, for: purpose, who)
+        if let expected, owner != expected { throw refused(TokenMintError(.auth.wrongAccount, "the challenge was issued for another account"), who) }
+        let name = Self.passkeyName(credentialID)
+        let relyingParty = self.relyingParty
+        let outcome: Result<PasskeySignIn, TokenMintError> = try transaction { tx in
+            guard let saved = try tx.value(name),
+                var record = try? JSONSerialization.jsonObject(with: Data(saved)) as? [String: Any],
+                let account = record["account"] as? String, let keyText = record["publicKey"] as? String,
+                let stored = record["signCount"] as? Int, let storedCount = UInt32(exactly: stored)
+            else { return .failure(TokenMintError(.auth.wrongAccount, "unknown passkey")) }
+            who["account"] = "\(SafeText.escaped(account.prefix(128)))"
+            guard owner.isEmpty || owner == account else { return .failure(TokenMintError(.auth.wrongAccount, "the passkey belongs to another account")) }
+            if let userHandle {
+                guard let handle = try self.userHandle(of: account, creating: false, in: tx), ConstantTime.equals(handle, userHandle) else {
+                    return .failure(TokenMintError(.auth.wrongAccount, "the user handle is not the passkey's account's"))
+                }
+            } else if owner.isEmpty {
+                return .failure(TokenMintError(.auth.assertionInvalid, "a sign-in with a discoverable credential returns the user handle"))
+            }
+            let result: AssertionResult
+            do {
+                let key = try COSEKey(cbor: try Base64URL.decode(keyText))
+                let credential = RegisteredCredential(credentialID: credentialID, publicKey: key, signCount: storedCount,
+                                                      backupEligible: record["backupEligible"] as? Bool ?? false, backupState: false,
+                                                      userVerified: false, attestationFormat: "", aaguid: [])
+                result = try relyingParty.verifyAssertion(credential: credential, storedSignCount: storedCount, clientDataJSON: clientDataJSON,
+                                                          authenticatorData: authenticatorData, signature: signature, challenge: challenge)
+            } catch {
+                return .failure(TokenMintError(.auth.assertionInvalid, "the assertion does not verify: \((error as? TokenMintError)?.reason ?? "\(error)")",
+                                                underlying: error))
+            }
+            record["signCount"] = Int(result.signCount)
+            guard let data = try? JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]) else {
+                throw TokenMintError(.auth.internalFailure, "cannot encode")
+            }
+            try tx.setValue(name, Array(data))
+            return .success(PasskeySignIn(account: account, credentialID: credentialID, signCount: result.signCount, userVerified: result.userVerified))
+        }
+        switch outcome {
+        case .success(let signIn):
+            logger.info("passkey assertion verified", metadata: who.merging(["signCount": "\(signIn.signCount)", "uv": "\(signIn.userVerified)"]) { a, _ in a })
+            return signIn
+        case .failure(let error): throw refused(error, who)
+        }
+    }
+}
