@@ -120,9 +120,10 @@ extension SQLiteStore: PaymentDirectory {
         }
     }
 
-    /// Records a payment and queues its push, once per attempt.
-    public func recordPayment(_ payment: RecordedPayment) throws(TokenMintError) -> (RecordedPayment, DirectoryEvent?) {
-        try directory(transaction: true) { db throws(TokenMintError) in
+    /// Records a payment and queues its push, once per attempt, committed
+    /// together with concurrent callers' writes (one fsync for the group).
+    public func recordPayment(_ payment: RecordedPayment) async throws(TokenMintError) -> (RecordedPayment, DirectoryEvent?) {
+        try await groupedTransaction(Self.directorySchema) { db throws(TokenMintError) in
             try db.run("INSERT OR IGNORE INTO wlp_transactions (\(Self.paymentColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        [.text(payment.id), .text(payment.attemptID), .blob(payment.tokenHash), .text(payment.subjectID), .text(payment.meansID),
                         .integer(payment.amount), .text(payment.currency), .text(payment.clientID), .integer(payment.createdAt)])

@@ -29,11 +29,13 @@ extension SQLiteStore: VerifierStore {
 
     /// Inserts `identifier` once (a primary key makes the second insert a
     /// no-op); a retry of the same attempt is recognised. The slot and the
-    /// identifier are written in one transaction.
-    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]? = nil, spending slot: [UInt8]? = nil) throws(TokenMintError) -> Bool {
+    /// identifier are written in one transaction, committed together with
+    /// those of concurrent callers (one fsync for the group); the call
+    /// returns once its own write is durable.
+    public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]? = nil, spending slot: [UInt8]? = nil) async throws(TokenMintError) -> Bool {
         try VerifierStoreLimits.checkIdentifier(identifier, attempt: attempt)
         try VerifierStoreLimits.checkSlot(slot)
-        return try withTables(Self.verifierSchema, transaction: true) { db throws(TokenMintError) in
+        return try await groupedTransaction(Self.verifierSchema) { db throws(TokenMintError) in
             if let slot {
                 try db.run("INSERT OR IGNORE INTO spent (slot, id) VALUES (?, ?)", [.blob(slot), .blob(identifier)])
                 if db.changes == 0 {

@@ -14,8 +14,11 @@ import Foundation
 /// their names. One connection, serialized: one writer; other processes wait
 /// up to five seconds for the file lock.
 public final class SQLiteStore: KeyValueStore, @unchecked Sendable {
-    private let db: OpaquePointer
-    private let lock = NSLock()
+    let db: OpaquePointer
+    /// Serializes every use of `db`.
+    let lock = NSLock()
+    /// The write transactions waiting for the next group commit.
+    let commits = CommitQueue()
     private let isReadOnly: Bool
     /// Schemas of other modules created in this file since it was opened (under `lock`).
     private var preparedSchemas: Set<String> = []
@@ -176,13 +179,17 @@ public final class SQLiteStore: KeyValueStore, @unchecked Sendable {
     ) throws(TokenMintError) -> T {
         lock.lock()
         defer { lock.unlock() }
-        if !preparedSchemas.contains(schema.name) {
-            if !isReadOnly { try prepareLocked(schema) }
-            preparedSchemas.insert(schema.name)
-        }
+        try prepareIfNeededLocked(schema)
         let connection = Connection(db: db)
         guard transaction else { return try body(connection) }
         return try typedTransactionLocked { () throws(TokenMintError) -> T in try body(connection) }
+    }
+
+    /// Creates `schema`'s tables the first time this open store uses them.
+    func prepareIfNeededLocked(_ schema: Schema) throws(TokenMintError) {
+        guard !preparedSchemas.contains(schema.name) else { return }
+        if !isReadOnly { try prepareLocked(schema) }
+        preparedSchemas.insert(schema.name)
     }
 
     private func prepareLocked(_ schema: Schema) throws(TokenMintError) {

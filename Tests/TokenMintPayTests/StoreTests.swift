@@ -2,7 +2,7 @@ import TokenMintCore
 import Foundation
 import Testing
 import TokenMintCrypto
-import TokenMintStore
+@testable import TokenMintStore
 import TokenMintPay
 
 func temporaryDirectory() throws -> String {
@@ -111,7 +111,7 @@ struct StoreTests {
     }
 
     @Test("reset wipes secrets, values, counters and the ledger")
-    func reset() throws {
+    func reset() async throws {
         let dir = try temporaryDirectory()
         let store = try SQLiteStore(path: dir + "/x.sqlite", masterKey: .key(SecureBytes(randomCount: 32)))
         try store.transaction { tx in
@@ -119,13 +119,13 @@ struct StoreTests {
             try tx.setValue("v", [2])
             try tx.setCounter("c", 7)
         }
-        #expect(try store.recordOnce([1, 2, 3], expiresAt: 100, attempt: nil, spending: nil))
+        #expect(try await store.recordOnce([1, 2, 3], expiresAt: 100, attempt: nil, spending: nil))
         try store.reset()
         let (k, v, c) = try store.transaction { tx in (try tx.secret("k"), try tx.value("v"), try tx.counter("c")) }
         #expect(k == nil)
         #expect(v == nil)
         #expect(c == 0)
-        #expect(try store.recordOnce([1, 2, 3], expiresAt: 100, attempt: nil, spending: nil))
+        #expect(try await store.recordOnce([1, 2, 3], expiresAt: 100, attempt: nil, spending: nil))
     }
 
     @Test("the ledger accepts an identifier once, also under concurrency; pruning frees it")
@@ -133,13 +133,13 @@ struct StoreTests {
         let dir = try temporaryDirectory()
         let store = try SQLiteStore(path: dir + "/l.sqlite", masterKey: .key(SecureBytes(randomCount: 32)))
         let accepted = await withTaskGroup(of: Int.self) { group in
-            for _ in 0..<16 { group.addTask { (try? store.recordOnce([7, 7, 7], expiresAt: 50, attempt: nil, spending: nil)) == true ? 1 : 0 } }
+            for _ in 0..<16 { group.addTask { (try? await store.recordOnce([7, 7, 7], expiresAt: 50, attempt: nil, spending: nil)) == true ? 1 : 0 } }
             return await group.reduce(0, +)
         }
         #expect(accepted == 1)
         #expect(try store.prune(expiredBefore: 51) == 1)
-        #expect(try store.recordOnce([7, 7, 7], expiresAt: 50, attempt: nil, spending: nil))
-        expectStore(.store.invalidArgument) { _ = try store.recordOnce([], expiresAt: 1, attempt: nil, spending: nil) }
+        #expect(try await store.recordOnce([7, 7, 7], expiresAt: 50, attempt: nil, spending: nil))
+        await VerifierStoreTests.expectStoreError(.store.invalidArgument) { _ = try await store.recordOnce([], expiresAt: 1, attempt: nil, spending: nil) }
     }
 
     @Test("XChaCha20-Poly1305 seals bind the associated data")
@@ -152,5 +152,48 @@ struct StoreTests {
         var tampered = box
         tampered[30] ^= 1
         #expect(throws: TokenMintError.self) { try XChaCha20Poly1305.open(tampered, key: key, associatedData: Array("a".utf8)) }
+    }
+}
+
+@Suite("Group commit")
+struct GroupCommitTests {
+    static let schema = SQLiteStore.Schema(name: "tests.group", statements: "CREATE TABLE IF NOT EXISTS grouped (n INTEGER PRIMARY KEY);",
+                                           clearedOnReset: [])
+
+    @Test("concurrent write transactions commit together; a body that throws leaves nothing and spoils no other's write")
+    func savepoints() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let key = SecureBytes(randomCount: 32)
+        let store = try SQLiteStore(path: dir + "/g.sqlite", masterKey: .key(key))
+        let outcomes = await withTaskGroup(of: (Int, Result<Int, TokenMintError>).self) { group in
+            for n in 0..<64 {
+                group.addTask {
+                    do throws(TokenMintError) {
+                        return (n, .success(try await store.groupedTransaction(Self.schema) { db throws(TokenMintError) -> Int in
+                            try db.run("INSERT INTO grouped (n) VALUES (?)", [.integer(Int64(n))])
+                            // Odd bodies fail after their write: the write must vanish.
+                            if n % 2 == 1 { throw TokenMintError(.store.conflict, "odd \(n)") }
+                            return n * 10
+                        }))
+                    } catch { return (n, .failure(error)) }
+                }
+            }
+            return await group.reduce(into: [Int: Result<Int, TokenMintError>]()) { $0[$1.0] = $1.1 }
+        }
+        for n in 0..<64 {
+            if n % 2 == 0 {
+                #expect((try? outcomes[n]?.get()) == n * 10, "caller \(n) gets its own result")
+            } else {
+                guard case .failure(let error) = outcomes[n] else { Issue.record("caller \(n) should fail"); continue }
+                #expect(error.code == .store.conflict && error.reason == "odd \(n)", "caller \(n) gets its own error")
+            }
+        }
+        // What a fresh connection reads from the file is exactly the even writes.
+        let reopened = try SQLiteStore(path: dir + "/g.sqlite", masterKey: .key(key))
+        let rows = try reopened.withTables(Self.schema, transaction: false) { db throws(TokenMintError) in
+            try db.query("SELECT n FROM grouped ORDER BY n").compactMap { $0.first?.integer }
+        }
+        #expect(rows == Array(stride(from: 0, to: 64, by: 2)).map(Int64.init))
     }
 }

@@ -73,14 +73,14 @@ struct VerifierStoreTests {
         let key = SecureBytes(randomCount: 32)
         let store = try SQLiteStore(path: path, masterKey: .key(key))
         let slot = Array("device:1".utf8)
-        #expect(try store.recordOnce([1], expiresAt: 100, attempt: nil, spending: slot))
+        #expect(try await store.recordOnce([1], expiresAt: 100, attempt: nil, spending: slot))
         #expect(try await !store.recordOnce([1], expiresAt: 100))
         try store.reset()
         // Another process opening the file after the reset sees the same rules.
         let reopened = try SQLiteStore(path: path, masterKey: .key(key))
         #expect(try await reopened.recordOnce([1], expiresAt: 100), "the ledger was emptied")
-        #expect(try !reopened.recordOnce([2], expiresAt: 100, attempt: nil, spending: slot), "the spent slot was forgotten")
-        #expect(try reopened.recordOnce([3], expiresAt: 100, attempt: nil, spending: Array("device:2".utf8)))
+        #expect(try await !reopened.recordOnce([2], expiresAt: 100, attempt: nil, spending: slot), "the spent slot was forgotten")
+        #expect(try await reopened.recordOnce([3], expiresAt: 100, attempt: nil, spending: Array("device:2".utf8)))
     }
 
     @Test(arguments: local) func ledger(_ backend: Backend) async throws { try await backend.withStores(1) { try await Self.ledger($0[0]) } }
