@@ -69,7 +69,7 @@ extension SQLiteStore: PaymentDirectory {
 
     /// The device under `subjectID`.
     public func device(_ subjectID: String) throws(TokenMintError) -> DirectoryDevice? {
-        try directory(transaction: false) { db throws(TokenMintError) in try Self.device(db, subjectID) }
+        try withReader(Self.directorySchema) { db throws(TokenMintError) in try Self.device(db, subjectID) }
     }
 
     /// Marks the device enrolled with one active means, and queues the push, in one transaction.
@@ -90,12 +90,12 @@ extension SQLiteStore: PaymentDirectory {
 
     /// The device's payment means.
     public func means(of subjectID: String) throws(TokenMintError) -> [DirectoryMeans] {
-        try directory(transaction: false) { db throws(TokenMintError) in try Self.means(db, of: subjectID) }
+        try withReader(Self.directorySchema) { db throws(TokenMintError) in try Self.means(db, of: subjectID) }
     }
 
     /// The payment means `id`.
     public func means(id: String) throws(TokenMintError) -> DirectoryMeans? {
-        try directory(transaction: false) { db throws(TokenMintError) in
+        try withReader(Self.directorySchema) { db throws(TokenMintError) in
             guard let row = try db.query("SELECT subject_id, active FROM wlp_means WHERE id = ?", [.text(id)]).first else { return nil }
             return DirectoryMeans(id: id, subjectID: Self.text(row[0]), active: row[1].integer == 1)
         }
@@ -115,7 +115,7 @@ extension SQLiteStore: PaymentDirectory {
 
     /// The payment of `attemptID`.
     public func payment(attempt attemptID: String) throws(TokenMintError) -> RecordedPayment? {
-        try directory(transaction: false) { db throws(TokenMintError) in
+        try withReader(Self.directorySchema) { db throws(TokenMintError) in
             try db.query("SELECT \(Self.paymentColumns) FROM wlp_transactions WHERE attempt_id = ?", [.text(attemptID)]).first.map(Self.payment)
         }
     }
@@ -146,7 +146,7 @@ extension SQLiteStore: PaymentDirectory {
 
     /// The device's events after `sequence`.
     public func events(of subjectID: String, after sequence: Int64, limit: Int) throws(TokenMintError) -> [DirectoryEvent] {
-        try directory(transaction: false) { db throws(TokenMintError) in
+        try withReader(Self.directorySchema) { db throws(TokenMintError) in
             try db.query("SELECT seq, payload FROM wlp_events WHERE subject_id = ? AND seq > ? ORDER BY seq LIMIT ?",
                          [.text(subjectID), .integer(sequence), .integer(Int64(max(1, min(limit, 1024))))]).map {
                 DirectoryEvent(sequence: $0[0].integer ?? 0, payload: Self.text($0[1]))
@@ -156,7 +156,7 @@ extension SQLiteStore: PaymentDirectory {
 
     /// One sorted page of payments and the total.
     public func payments(of subjectID: String?, query: TransactionQuery) throws(TokenMintError) -> (rows: [RecordedPayment], total: Int64) {
-        try directory(transaction: false) { db throws(TokenMintError) in
+        try withReader(Self.directorySchema) { db throws(TokenMintError) in
             let filter = subjectID == nil ? "" : " WHERE subject_id = ?"
             let parameters: [Parameter] = subjectID.map { [.text($0)] } ?? []
             let total = try db.query("SELECT COUNT(*) FROM wlp_transactions" + filter, parameters).first?.first?.integer ?? 0

@@ -73,7 +73,7 @@ extension SQLiteStore: VerifierStore {
     /// The record of an enrolled device.
     public func deviceRecord(_ deviceID: String) throws(TokenMintError) -> [UInt8]? {
         try VerifierStoreLimits.checkDevice(deviceID)
-        return try withTables(Self.verifierSchema, transaction: false) { db throws(TokenMintError) in
+        return try withReader(Self.verifierSchema) { db throws(TokenMintError) in
             try db.query("SELECT record FROM devices WHERE id = ?", [.text(deviceID)]).first?.first?.bytes
         }
     }
@@ -96,7 +96,7 @@ extension SQLiteStore: VerifierStore {
     /// The grant holding `counter`.
     public func offlineGrant(_ deviceID: String, containing counter: Int64) throws(TokenMintError) -> OfflineGrant? {
         try VerifierStoreLimits.checkDevice(deviceID)
-        return try withTables(Self.verifierSchema, transaction: false) { db throws(TokenMintError) in
+        return try withReader(Self.verifierSchema) { db throws(TokenMintError) in
             let rows = try db.query(
                 "SELECT first, count, not_after FROM grants WHERE device_id = ? AND first <= ? ORDER BY first DESC LIMIT 1",
                 [.text(deviceID), .integer(counter)])
@@ -126,7 +126,7 @@ extension SQLiteStore: VerifierStore {
     public func onlinePart(_ deviceID: String, part: String) throws(TokenMintError) -> Int64? {
         try VerifierStoreLimits.checkDevice(deviceID)
         try VerifierStoreLimits.checkPart(part)
-        return try withTables(Self.verifierSchema, transaction: false) { db throws(TokenMintError) in
+        return try withReader(Self.verifierSchema) { db throws(TokenMintError) in
             try db.query("SELECT not_after FROM issued WHERE device_id = ? AND part = ?", [.text(deviceID), .text(part)]).first?.first?.integer
         }
     }

@@ -3,7 +3,8 @@ internal import CSQLite
 import Foundation
 
 /// The write transactions of concurrent callers waiting to be committed
-/// together (``SQLiteStore/groupedTransaction(_:_:)``).
+/// together (``SQLiteStore/groupedTransaction(_:_:)``), and the thread that
+/// commits them.
 final class CommitQueue: @unchecked Sendable {
     /// One caller's transaction body and how to answer it.
     final class Job: @unchecked Sendable {
@@ -11,39 +12,60 @@ final class CommitQueue: @unchecked Sendable {
         let run: (SQLiteStore.Connection) -> Bool
         /// Replaces the body's result with the batch's failure.
         let fail: (TokenMintError) -> Void
-        /// Resumed with true to lead the next batch, false once committed
-        /// (or failed); nil for the job of the caller that leads (under `lock`).
-        var continuation: CheckedContinuation<Bool, Never>?
+        /// Resumed once the batch holding the job has committed (or failed).
+        let continuation: CheckedContinuation<Void, Never>
 
-        init(run: @escaping (SQLiteStore.Connection) -> Bool, fail: @escaping (TokenMintError) -> Void) {
+        init(run: @escaping (SQLiteStore.Connection) -> Bool, fail: @escaping (TokenMintError) -> Void,
+             continuation: CheckedContinuation<Void, Never>) {
             self.run = run
             self.fail = fail
+            self.continuation = continuation
         }
     }
 
-    let lock = NSLock()
-    /// Jobs not yet taken into a batch (under `lock`).
+    let condition = NSCondition()
+    /// Jobs not yet taken into a batch (under `condition`).
     var pending: [Job] = []
-    /// Whether a caller is running batches (under `lock`).
-    var leading = false
+    /// Whether the committing thread runs (under `condition`).
+    var running = false
+    /// How long the committing thread waits for work before it ends.
+    static let idleTimeout: TimeInterval = 0.5
 
-    /// Queues `job`: resumes `continuation` at once with true when no batch
-    /// is running (the caller leads), or later from the batch that takes it.
-    func enqueue(_ job: Job, _ continuation: CheckedContinuation<Bool, Never>) {
-        lock.lock()
+    /// Queues `job` for `store`'s committing thread, starting it if it is not running.
+    func enqueue(_ job: Job, for store: SQLiteStore) {
+        condition.lock()
         pending.append(job)
-        guard !leading else {
-            job.continuation = continuation
-            lock.unlock()
-            return
+        if !running {
+            running = true
+            let thread = Thread { [self] in drain(store) }
+            thread.name = "tokenmint.sqlite.commit"
+            thread.start()
         }
-        leading = true
-        lock.unlock()
-        continuation.resume(returning: true)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// The committing thread: takes every waiting job as one batch, commits
+    /// it, and again, until no job has come for ``idleTimeout``.
+    func drain(_ store: SQLiteStore) {
+        while true {
+            condition.lock()
+            while pending.isEmpty {
+                if !condition.wait(until: Date(timeIntervalSinceNow: Self.idleTimeout)), pending.isEmpty {
+                    running = false
+                    condition.unlock()
+                    return
+                }
+            }
+            let batch = pending
+            pending = []
+            condition.unlock()
+            store.commit(batch)
+        }
     }
 }
 
-/// The result of one caller's body, written by whichever task runs the batch.
+/// The result of one caller's body, written by the committing thread.
 private final class Outcome<T>: @unchecked Sendable {
     var result: Result<T, TokenMintError>?
 }
@@ -57,27 +79,30 @@ extension SQLiteStore {
     /// the commit that holds its writes is durable, and a body that throws
     /// leaves nothing (its writes are rolled back to a savepoint; the
     /// others' stand). When the commit itself fails, every caller of the
-    /// group gets that error and nothing of the group is written. A caller
-    /// that finds no group running starts one at once: a single caller
-    /// waits for nobody. Callers wait suspended, not on a thread.
+    /// group gets that error and nothing of the group is written. The
+    /// store's committing thread takes a job as soon as it is queued — a
+    /// single caller waits for nobody — and callers wait suspended, not on
+    /// a thread of the caller's pool.
     package func groupedTransaction<T: Sendable>(
         _ schema: Schema, _ body: @escaping @Sendable (Connection) throws(TokenMintError) -> T
     ) async throws(TokenMintError) -> T {
         try prepare(schema)
         let outcome = Outcome<T>()
-        let job = CommitQueue.Job(
-            run: { connection in
-                do throws(TokenMintError) {
-                    outcome.result = .success(try body(connection))
-                    return false
-                } catch {
-                    outcome.result = .failure(error)
-                    return true
-                }
-            },
-            fail: { error in outcome.result = .failure(error) })
-        let leads = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in commits.enqueue(job, continuation) }
-        if leads { commitBatch() }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let job = CommitQueue.Job(
+                run: { connection in
+                    do throws(TokenMintError) {
+                        outcome.result = .success(try body(connection))
+                        return false
+                    } catch {
+                        outcome.result = .failure(error)
+                        return true
+                    }
+                },
+                fail: { error in outcome.result = .failure(error) },
+                continuation: continuation)
+            commits.enqueue(job, for: self)
+        }
         guard let result = outcome.result else { throw TokenMintError(.store.databaseFailure, "a grouped transaction ended without a result") }
         return try result.get()
     }
@@ -89,15 +114,9 @@ extension SQLiteStore {
         try prepareIfNeededLocked(schema)
     }
 
-    /// Takes every waiting job, runs them in one transaction (each in its
-    /// own savepoint) and commits; then answers them and hands the lead to
-    /// the first job that arrived meanwhile.
-    func commitBatch() {
-        commits.lock.lock()
-        let batch = commits.pending
-        commits.pending = []
-        commits.lock.unlock()
-
+    /// Runs `batch` in one transaction, each job in its own savepoint, commits,
+    /// and answers every job.
+    func commit(_ batch: [CommitQueue.Job]) {
         lock.lock()
         let connection = Connection(db: db)
         var failure: TokenMintError?
@@ -119,17 +138,38 @@ extension SQLiteStore {
             _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
         }
         lock.unlock()
-        if let failure { for job in batch { job.fail(failure) } }
+        for job in batch {
+            if let failure { job.fail(failure) }
+            job.continuation.resume()
+        }
+    }
 
-        commits.lock.lock()
-        let answered = batch.compactMap(\.continuation)
-        for job in batch { job.continuation = nil }
-        let next = commits.pending.first
-        let promoted = next?.continuation
-        next?.continuation = nil
-        if next == nil { commits.leading = false }
-        commits.lock.unlock()
-        for continuation in answered { continuation.resume(returning: false) }
-        promoted?.resume(returning: true)
+    /// Runs `body` (reads only) on the store's second, read-only connection:
+    /// in WAL mode it reads the last committed state without waiting for a
+    /// commit in progress on the writing connection. A store opened on
+    /// read-only media has one connection, used for both.
+    package func withReader<T>(_ schema: Schema, _ body: (Connection) throws(TokenMintError) -> T) throws(TokenMintError) -> T {
+        try prepare(schema)
+        readerLock.lock()
+        defer { readerLock.unlock() }
+        if reader == nil {
+            if isReadOnly { return try withTables(schema, transaction: false, body) }
+            reader = try SQLiteStore.connectReader(path)
+        }
+        guard let reader else { throw TokenMintError(.store.cannotOpen, "no read connection") }
+        return try body(Connection(db: reader))
+    }
+
+    /// A read-only connection to a store file another connection writes (WAL).
+    static func connectReader(_ path: String) throws(TokenMintError) -> OpaquePointer {
+        var handle: OpaquePointer? = nil
+        let status = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, nil)
+        guard status == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close(handle)
+            throw TokenMintError(.store.cannotOpen, "cannot open \(path) for reading: \(message)")
+        }
+        sqlite3_busy_timeout(handle, 5000)
+        return handle
     }
 }

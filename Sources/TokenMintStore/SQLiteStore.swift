@@ -19,7 +19,10 @@ public final class SQLiteStore: KeyValueStore, @unchecked Sendable {
     let lock = NSLock()
     /// The write transactions waiting for the next group commit.
     let commits = CommitQueue()
-    private let isReadOnly: Bool
+    /// The read-only connection of ``withReader(_:_:)``, opened on first use (under `readerLock`).
+    var reader: OpaquePointer?
+    let readerLock = NSLock()
+    let isReadOnly: Bool
     /// Schemas of other modules created in this file since it was opened (under `lock`).
     private var preparedSchemas: Set<String> = []
     private let masterKey: SecureBytes
@@ -120,7 +123,10 @@ public final class SQLiteStore: KeyValueStore, @unchecked Sendable {
         return out
     }
 
-    deinit { sqlite3_close(db) }
+    deinit {
+        if let reader { sqlite3_close(reader) }
+        sqlite3_close(db)
+    }
 
     // MARK: KeyValueStore
 
