@@ -1,6 +1,7 @@
 package import TokenMintCore
 internal import CSQLite
 import Foundation
+import Synchronization
 
 /// The write transactions of concurrent callers waiting to be committed
 /// together (``SQLiteStore/groupedTransaction(_:_:)``), and the thread that
@@ -108,10 +109,15 @@ extension SQLiteStore {
     }
 
     /// Creates `schema`'s tables if this open store has not yet.
+    ///
+    /// Once they exist this takes no lock of the writing connection: a
+    /// reader or a queued write must not wait for a commit in progress.
     func prepare(_ schema: Schema) throws(TokenMintError) {
+        if readySchemas.withLock({ $0.contains(schema.name) }) { return }
         lock.lock()
         defer { lock.unlock() }
         try prepareIfNeededLocked(schema)
+        readySchemas.withLock { _ = $0.insert(schema.name) }
     }
 
     /// Runs `batch` in one transaction, each job in its own savepoint, commits,

@@ -7,6 +7,7 @@ import Glibc
 #endif
 
 import Foundation
+import Synchronization
 
 /// A SQLite store in one file: WAL journal, `synchronous=FULL` (a commit is on
 /// disk when it returns), `secure_delete` (removed secrets are overwritten),
@@ -22,6 +23,8 @@ public final class SQLiteStore: KeyValueStore, @unchecked Sendable {
     /// The read-only connection of ``withReader(_:_:)``, opened on first use (under `readerLock`).
     var reader: OpaquePointer?
     let readerLock = NSLock()
+    /// The schemas whose tables exist in this open store (its own lock).
+    let readySchemas = Mutex<Set<String>>([])
     let isReadOnly: Bool
     /// Schemas of other modules created in this file since it was opened (under `lock`).
     private var preparedSchemas: Set<String> = []

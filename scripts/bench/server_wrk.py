@@ -10,10 +10,13 @@ refresh token and mints the next pair). Payment tokens are signed beforehand
 (pyca/cryptography); refresh tokens come from real code-flow logins, one
 family per connection, each response's new token reused by the next request.
 
-Usage: server_wrk.py [--binary PATH] [--seconds N] [--connections 1,16,64].
+With --postgres URL (or $TOKENMINT_POSTGRES_URL) the payments rows are
+measured again on a server whose payment state is on that PostgreSQL.
+
+Usage: server_wrk.py [--binary PATH] [--seconds N] [--connections 1,16,64] [--postgres URL].
 A benchmark, not a test: it prints figures and the payments/healthz ratio at
-the highest connection count (goal: >= 0.5 on SQLite); it fails only when a
-row cannot be measured.
+the highest connection count (goal: >= 0.5 on SQLite); it fails when a
+row cannot be measured or answers anything but 2xx.
 """
 import argparse
 import base64
@@ -119,16 +122,64 @@ def login(server, username, password, verifier):
     return body["refresh_token"]
 
 
+RUN = secrets.token_hex(6)
+
+
+def start_server(binary, state, extra=()):
+    server = Server(state, free_port())
+    server.process = subprocess.Popen([binary, "serve", "--state", state, "--port", str(server.port), "--authorized-party", server_e2e.AZP,
+                                       "--offline-grant", "10000", "--log-level", "error", *extra],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if not server.process.stdout.readline().startswith("listening on"):
+        raise RuntimeError("the server did not start: " + server.process.stderr.read()[-1000:])
+    return server
+
+
+def payment_tokens(server, desk, work, name, count):
+    """A fresh device registered and enrolled at `server`, granted `count`
+    offline counters, and that many signed payment tokens in a file."""
+    device = Device()
+    request(server, "POST", "/wlp/v1/devices", {"enrolmentToken": device.enrolment}, headers={"Authorization": "Bearer " + device.jwt(server.base)})
+    _, _, body = request(server, "POST", "/wlp/v1/enrolments", {"enrolmentToken": device.enrolment}, headers={"Authorization": "Bearer " + desk})
+    means = body["paymentMeansId"]
+    granted = 0
+    while granted < count:
+        _, _, grant = request(server, "POST", f"/wlp/v1/devices/{device.subject}/offline-grants", {"count": 10000},
+                              headers={"Authorization": "Bearer " + device.jwt(server.base)})
+        granted += grant["count"]
+    tokens = os.path.join(work, f"tokens-{name}.txt")
+    with open(tokens, "w") as handle:
+        for counter in range(1, granted + 1):
+            handle.write(device.offline(means, counter) + "\n")
+    return tokens
+
+
+def payment_row(server, desk, work, tokens, offset, connections, seconds, label):
+    """One wrk row of payments with tokens no earlier row used; the new offset."""
+    level_tokens = os.path.join(work, f"tokens-{label}-{connections}.txt")
+    with open(tokens) as source, open(level_tokens, "w") as target:
+        target.writelines(source.readlines()[offset:])
+    # Attempt IDs unique across rows and runs (a PostgreSQL database outlives
+    # the run): each row's script has its own prefix.
+    pay = script(work, f"pay-{label}-{connections}", path="/wlp/v1/payments", method="POST", ctype="application/json",
+                 auth="Bearer " + desk, mode="payments", prefix=f"{label}{connections}-{RUN}-")
+    result = wrk(server.base, seconds, connections, pay, level_tokens)
+    return result, offset + result["requests"] + connections
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--binary", default=os.environ.get("TOKENMINT", ".build/debug/tokenmint"))
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--connections", default="1,16,64")
+    parser.add_argument("--postgres", default=os.environ.get("TOKENMINT_POSTGRES_URL"),
+                        help="also measure payments with the payment state on this PostgreSQL server (default: $TOKENMINT_POSTGRES_URL)")
     args = parser.parse_args()
     server_e2e.TOKENMINT = args.binary
     ensure_wrk()
     levels = [int(c) for c in args.connections.split(",")]
     rows = []
+    per_level = 4000 * args.seconds
     with tempfile.TemporaryDirectory(prefix="tokenmint-wrk-") as work:
         state = os.path.join(work, "state")
         subprocess.run([args.binary, "serve", "client", "add", "--state", state, "--id", "desk-1", "--secret-stdin"], input=DESK_SECRET + "\n",
@@ -137,28 +188,11 @@ def main():
                         "--grant", "authorization_code", "--grant", "refresh_token"], capture_output=True, text=True, check=True)
         subprocess.run([args.binary, "serve", "account", "add", "--state", state, "--username", "bench", "--password-stdin"],
                        input="bench password\n", capture_output=True, text=True, check=True)
-        server = Server(state, free_port())
-        server.process = subprocess.Popen([args.binary, "serve", "--state", state, "--port", str(server.port), "--authorized-party", server_e2e.AZP,
-                                           "--offline-grant", "10000", "--log-level", "error"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if not server.process.stdout.readline().startswith("listening on"):
-            raise RuntimeError("the server did not start")
+        server = start_server(args.binary, state)
         try:
             _, _, answer = desk_token(server)
             desk = answer["access_token"]
-            device = Device()
-            request(server, "POST", "/wlp/v1/devices", {"enrolmentToken": device.enrolment}, headers={"Authorization": "Bearer " + device.jwt(server.base)})
-            _, _, body = request(server, "POST", "/wlp/v1/enrolments", {"enrolmentToken": device.enrolment}, headers={"Authorization": "Bearer " + desk})
-            means = body["paymentMeansId"]
-            wanted = 4000 * args.seconds * len(levels)
-            granted = 0
-            while granted < wanted:
-                _, _, grant = request(server, "POST", f"/wlp/v1/devices/{device.subject}/offline-grants", {"count": 10000},
-                                      headers={"Authorization": "Bearer " + device.jwt(server.base)})
-                granted += grant["count"]
-            tokens = os.path.join(work, "tokens.txt")
-            with open(tokens, "w") as handle:
-                for counter in range(1, granted + 1):
-                    handle.write(device.offline(means, counter) + "\n")
+            tokens = payment_tokens(server, desk, work, "sqlite", per_level * len(levels))
             families = os.path.join(work, "refresh.txt")
             with open(families, "w") as handle:
                 for _ in range(max(levels)):
@@ -171,16 +205,7 @@ def main():
             offset = 0
             for connections in levels:
                 rows.append(("GET /healthz", connections, wrk(server.base, args.seconds, connections, health, empty)))
-                # Each level gets tokens no earlier level used.
-                level_tokens = os.path.join(work, f"tokens-{connections}.txt")
-                with open(tokens) as source, open(level_tokens, "w") as target:
-                    lines = source.readlines()[offset:]
-                    target.writelines(lines)
-                # Attempt IDs unique across levels: each level's script has its own prefix.
-                pay = script(work, f"pay-{connections}", path="/wlp/v1/payments", method="POST", ctype="application/json",
-                             auth="Bearer " + desk, mode="payments", prefix=f"c{connections}-")
-                result = wrk(server.base, args.seconds, connections, pay, level_tokens)
-                offset += result["requests"] + connections
+                result, offset = payment_row(server, desk, work, tokens, offset, connections, args.seconds, "s")
                 rows.append(("POST /wlp/v1/payments (SQLite)", connections, result))
                 level_families = os.path.join(work, f"refresh-{connections}.txt")
                 with open(families) as source, open(level_families, "w") as target:
@@ -192,13 +217,34 @@ def main():
                         handle.write(login(server, "bench", "bench password", secrets.token_urlsafe(48)) + "\n")
         finally:
             server.stop()
+        if args.postgres:
+            # The same server with its payment state (ledger, grants,
+            # devices, transactions) on PostgreSQL; the OAuth state stays in --state.
+            server = start_server(args.binary, state, ["--postgres", args.postgres])
+            try:
+                _, _, answer = desk_token(server)
+                desk = answer["access_token"]
+                tokens = payment_tokens(server, desk, work, "postgres", per_level * len(levels))
+                offset = 0
+                for connections in levels:
+                    result, offset = payment_row(server, desk, work, tokens, offset, connections, args.seconds, "p")
+                    rows.append(("POST /wlp/v1/payments (PostgreSQL)", connections, result))
+            finally:
+                server.stop()
     print(f"{'row':45} {'conns':>5} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'non-2xx':>8}")
     for name, connections, result in rows:
         print(f"{name:45} {connections:5} {result['rps']:9.0f} {result['p50_ms']:8.2f} {result['p99_ms']:8.2f} {result['non2xx']:8}")
     top = max(levels)
     bare = next(r for n, c, r in rows if n == "GET /healthz" and c == top)
-    paid = next(r for n, c, r in rows if n.startswith("POST /wlp/v1/payments") and c == top)
-    print(f"payments / healthz at {top} connections: {paid['rps'] / bare['rps']:.2f}x (goal >= 0.5)")
+    for label in ("SQLite", "PostgreSQL"):
+        paid = next((r for n, c, r in rows if n == f"POST /wlp/v1/payments ({label})" and c == top), None)
+        if paid:
+            goal = " (goal >= 0.5)" if label == "SQLite" else ""
+            print(f"payments ({label}) / healthz at {top} connections: {paid['rps'] / bare['rps']:.2f}x{goal}")
+    failures = [f"{n} at {c}" for n, c, r in rows if r["non2xx"] or not r["requests"]]
+    if failures:
+        print("rows with errors: " + ", ".join(failures), file=sys.stderr)
+        return 1
     return 0
 
 
