@@ -229,7 +229,7 @@ public final class OAuthAuthorizationProvider: AuthorizationProvider, @unchecked
         return true
     }
 
-    /// A step-up needs the account's token: ``TokenManager`` passes it to
+    /// A step-up needs the account's token: `TokenManager` passes it to
     /// ``verifyAccount(uuid:accountToken:)``.
     /// - Throws: `auth.notSignedIn` (−600), always.
     public func verifyAccount(uuid: UUID) async throws -> OAuthToken {
