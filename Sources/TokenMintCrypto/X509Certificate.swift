@@ -20,6 +20,10 @@ public struct X509Certificate: Sendable {
         openSSLIsValidSignature(signature, for: message, hash: hash)
     }
 
+    /// Whether the certificate's key is an EC key on P-256 (what FIDO U2F
+    /// attestation certificates carry).
+    public var hasP256Key: Bool { openSSLCurveName == "prime256v1" }
+
     /// Whether the certificate chains to one of `roots`, optionally through
     /// `intermediates`, under OpenSSL's path validation.
     public func chains(to roots: [X509Certificate], through intermediates: [X509Certificate] = []) -> Bool {

@@ -38,6 +38,15 @@ extension X509Certificate {
         }
     }
 
+    /// The curve of an EC key ("prime256v1", …), nil for any other key.
+    var openSSLCurveName: String? {
+        guard let key = X509_get0_pubkey(box.pointer), EVP_PKEY_is_a(key, "EC") == 1 else { return nil }
+        var name = [CChar](repeating: 0, count: 64)
+        var length = 0
+        guard EVP_PKEY_get_group_name(key, &name, name.count, &length) == 1, length < name.count else { return nil }
+        return String(decoding: name.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// `X509_verify_cert` against a store of `roots` with `intermediates` as
     /// untrusted certificates.
     func openSSLChains(to roots: [X509Certificate], through intermediates: [X509Certificate]) -> Bool {

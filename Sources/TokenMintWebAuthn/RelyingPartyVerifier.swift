@@ -51,7 +51,8 @@ public struct RelyingPartyVerifier: Sendable {
         }
     }
 
-    /// Verifies a registration (attestation "none", or "packed" self or with x5c).
+    /// Verifies a registration (attestation "none", "packed" self or with
+    /// x5c, or "fido-u2f").
     /// `rawID`, the credential's `rawId` as the client sent it, must be the
     /// credential ID in the authenticator data when given.
     public func verifyRegistration(
@@ -76,6 +77,8 @@ public struct RelyingPartyVerifier: Sendable {
             guard object.statement.mapValue?.isEmpty == true else { throw TokenMintError(.webAuthn.invalidAttestation, "a none attestation has an empty attStmt") }
         case "packed":
             try verifyPacked(object.statement, signed: signed, credential: credential)
+        case "fido-u2f":
+            try verifyFIDOU2F(object.statement, rpIDHash: data.rpIDHash, clientDataHash: HashFunction.sha256.hash(clientDataJSON), credential: credential)
         default:
             throw TokenMintError(.webAuthn.invalidAttestation, "attestation format \(object.format) is not supported")
         }
@@ -112,6 +115,33 @@ public struct RelyingPartyVerifier: Sendable {
             guard credential.publicKey.isValidSignature(signature, for: signed) else {
                 throw TokenMintError(.webAuthn.invalidAttestation, "the self attestation signature does not verify")
             }
+        }
+    }
+
+    /// The fido-u2f attestation (WebAuthn §8.6): `{sig, x5c}` with exactly one
+    /// certificate whose key is EC P-256, an ES256 credential, and `sig` over
+    /// `0x00 ‖ rpIdHash ‖ clientDataHash ‖ credentialId ‖ 0x04 ‖ x ‖ y`. As for
+    /// packed x5c, the certificate must chain to a configured root.
+    func verifyFIDOU2F(
+        _ statement: CBOR, rpIDHash: [UInt8], clientDataHash: [UInt8], credential: AuthenticatorData.AttestedCredential
+    ) throws(TokenMintError) {
+        guard let entries = statement.mapValue, entries.count == 2, let signature = statement[.text("sig")]?.bytesValue,
+            let chain = statement[.text("x5c")]?.arrayValue, chain.count == 1, let leafBytes = chain[0].bytesValue
+        else { throw TokenMintError(.webAuthn.invalidAttestation, "a fido-u2f attStmt is {sig, x5c} with exactly one certificate") }
+        guard let leaf = try? X509Certificate(derRepresentation: leafBytes) else {
+            throw TokenMintError(.webAuthn.invalidAttestation, "the attestation certificate does not parse")
+        }
+        guard leaf.hasP256Key else { throw TokenMintError(.webAuthn.invalidAttestation, "a fido-u2f certificate's key is EC P-256") }
+        guard credential.publicKey.algorithm == .es256, case .ec(let key) = credential.publicKey.material else {
+            throw TokenMintError(.webAuthn.invalidAttestation, "a fido-u2f credential is an ES256 key")
+        }
+        let signed = [0x00] + rpIDHash + clientDataHash + credential.credentialID + [0x04] + key.x + key.y
+        guard leaf.isValidSignature(signature, for: signed, hash: .sha256) else {
+            throw TokenMintError(.webAuthn.invalidAttestation, "the fido-u2f attestation signature does not verify with its certificate")
+        }
+        let roots = policy.attestationRoots.compactMap { try? X509Certificate(derRepresentation: $0) }
+        guard leaf.chains(to: roots) else {
+            throw TokenMintError(.webAuthn.invalidAttestation, "the attestation certificate does not chain to a trusted root")
         }
     }
 
