@@ -183,17 +183,6 @@ public struct HTTPWhitelabelPayBackend: WhitelabelPayBackend {
 
 extension String {
     /// Percent-encodes everything but unreserved characters (RFC 3986).
-    func addingPercentEncodingForQuery() -> String {
-        var out = ""
-        for byte in utf8 {
-            switch byte {
-            case 48...57, 65...90, 97...122, UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): out.append(Character(Unicode.Scalar(byte)))
-            default: out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-            }
-        }
-        return out
-    }
-
-    func leftPadded(to count: Int) -> String { String(repeating: "0", count: max(0, count - self.count)) + self }
+    func addingPercentEncodingForQuery() -> String { PercentEncoding.encode(self) }
 }
 #endif

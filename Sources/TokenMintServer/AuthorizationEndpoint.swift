@@ -224,19 +224,7 @@ extension OAuthRoutes {
 
     /// Percent-encoding of everything but RFC 3986's unreserved characters
     /// (valid in a form-encoded query, whatever the reader).
-    static func formEncode(_ text: String) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var output: [UInt8] = []
-        output.reserveCapacity(text.utf8.count)
-        for byte in text.utf8 {
-            if isUnreserved(byte) {
-                output.append(byte)
-            } else {
-                output += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
-            }
-        }
-        return String(decoding: output, as: UTF8.self)
-    }
+    static func formEncode(_ text: String) -> String { PercentEncoding.encode(text) }
 
     /// An HTML page with the headers every page of this endpoint carries.
     static func page(_ status: HTTPResponse.Status, title: String, body: String, headers extra: HTTPFields = [:]) -> Response {

@@ -215,12 +215,7 @@ struct OAuthRoutes: Sendable {
     static func same(_ a: String, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
 
     /// RFC 3986 unreserved: `A-Z a-z 0-9 - . _ ~` (the PKCE verifier's alphabet).
-    static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E, 0x5F, 0x7E: true
-        default: false
-        }
-    }
+    static func isUnreserved(_ byte: UInt8) -> Bool { PercentEncoding.isUnreserved(byte) }
 
     /// RFC 6749 §2.3.1: HTTP Basic with the form-encoded ID and secret, or
     /// `client_id` and `client_secret` in the body — one of them, not both.
