@@ -1,6 +1,6 @@
 public import TokenMintCore
 import TokenMintCrypto
-import TokenMintStore
+public import TokenMintStore
 public import TokenMintWebAuthn
 import Foundation
 import Logging
@@ -8,11 +8,13 @@ import Logging
 /// A WebAuthn ceremony the issuer started: what the options a relying party
 /// sends to the browser carry.
 public struct PasskeyCeremony: Sendable, Hashable {
-    /// The challenge: 32 random bytes, single use, valid for 5 minutes.
+    /// The challenge: 32 bytes (its expiry, then 24 random bytes), single
+    /// use, valid for 5 minutes.
     public let challenge: [UInt8]
-    /// The account's user handle (WebAuthn `user.id`): 32 random bytes made
-    /// when the account is first named in a registration, never derived
-    /// from the account name. Nil for a sign-in that names no account.
+    /// The account's user handle (WebAuthn `user.id`): 32 bytes fixed by the
+    /// account's first registration (a hash of that ceremony's random
+    /// challenge), never derived from the account name. Nil for a sign-in
+    /// that names no account, or an account without passkeys.
     public let userHandle: [UInt8]?
     /// The account's registered credential IDs: `excludeCredentials` of a
     /// registration, `allowCredentials` of a sign-in or step-up (empty for a
@@ -38,7 +40,11 @@ public struct PasskeySignIn: Sendable, Hashable {
 extension LocalTokenIssuer {
     /// What a challenge was given out for.
     enum CeremonyPurpose: String {
-        case register, signIn = "signin", elevate
+        /// A passkey for an account that has none yet (a sign-up).
+        case signUp = "signup"
+        /// A passkey for an existing account whose owner proved it.
+        case register
+        case signIn = "signin", elevate
     }
 
     static let challengeLifetime: Int64 = 300
@@ -49,33 +55,52 @@ extension LocalTokenIssuer {
 
     static func validAccount(_ account: String) -> Bool { !account.isEmpty && account.utf8.count <= 128 }
 
-    /// Stores a fresh challenge for `purpose` and `account` ("" for any account).
+    /// The store name of a challenge. A challenge is its expiry (8 bytes,
+    /// big-endian) and 24 random bytes; the expiry goes first in the name, in
+    /// hex, so that expired challenges are one range of names.
+    static func challengeName(_ challenge: [UInt8]) -> String {
+        guard challenge.count == 32 else { return challengePrefix + Base64URL.encode(challenge) }
+        return challengePrefix + Hex.encode(Array(challenge.prefix(8))) + "." + Base64URL.encode(Array(challenge.dropFirst(8)))
+    }
+
+    static let challengePrefix = "auth.challenge."
+
+    /// Stores a fresh challenge for `purpose` and `account` ("" for any
+    /// account), after dropping every challenge that has expired: challenges
+    /// nobody answers (anyone may ask for one) do not pile up.
     func newChallenge(_ purpose: CeremonyPurpose, account: String, in tx: any StoreTransaction) throws -> [UInt8] {
-        let challenge = SecureRandom.bytes(count: 32)
-        let expires = clock() + Self.challengeLifetime
-        try tx.setValue("auth.challenge." + Base64URL.encode(challenge), Array("\(purpose.rawValue)|\(account)|\(expires)".utf8))
+        let now = clock()
+        let expires = TimeArithmetic.adding(now, Self.challengeLifetime)
+        _ = try tx.removeValues(from: Self.challengePrefix + String(repeating: "0", count: 16),
+                                upTo: Self.challengePrefix + Hex.encode(Self.bigEndian(UInt64(max(0, now)))))
+        let challenge = Self.bigEndian(UInt64(max(0, expires))) + SecureRandom.bytes(count: 24)
+        try tx.setValue(Self.challengeName(challenge), Array("\(purpose.rawValue)|\(account)|\(expires)".utf8))
         return challenge
     }
 
+    static func bigEndian(_ value: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * UInt64($0))) } }
+
     /// Consumes `challenge` whatever happens next (a replay finds it gone)
-    /// and returns the account it was given out for ("" for any), or throws
-    /// `challengeInvalid` when it was not given out for `purpose`, expired
-    /// or was used.
-    func consumeChallenge(_ challenge: [UInt8], for purpose: CeremonyPurpose, _ who: Logger.Metadata) throws(TokenMintError) -> String {
+    /// and returns what it was given out for and the account ("" for any),
+    /// or throws `challengeInvalid` when it was not given out for one of
+    /// `purposes`, expired or was used.
+    func consumeChallenge(
+        _ challenge: [UInt8], for purposes: Set<CeremonyPurpose>, _ who: Logger.Metadata
+    ) throws(TokenMintError) -> (purpose: CeremonyPurpose, account: String) {
         let now = clock()
-        let owner: String? = try transaction { tx in
-            let name = "auth.challenge." + Base64URL.encode(challenge)
+        let found: (CeremonyPurpose, String)? = try transaction { tx in
+            let name = Self.challengeName(challenge)
             guard let value = try tx.value(name) else { return nil }
             try tx.remove(name)
             let text = String(decoding: value, as: UTF8.self)
             guard let first = text.firstIndex(of: "|"), let last = text.lastIndex(of: "|"), first < last,
-                CeremonyPurpose(rawValue: String(text[..<first])) == purpose,
+                let purpose = CeremonyPurpose(rawValue: String(text[..<first])), purposes.contains(purpose),
                 let expires = Int64(text[text.index(after: last)...]), expires > now
             else { return nil }
-            return String(text[text.index(after: first)..<last])
+            return (purpose, String(text[text.index(after: first)..<last]))
         }
-        guard let owner else { throw refused(TokenMintError(.auth.challengeInvalid, "the challenge was not issued for this, expired, or was used"), who) }
-        return owner
+        guard let found else { throw refused(TokenMintError(.auth.challengeInvalid, "the challenge was not issued for this, expired, or was used"), who) }
+        return found
     }
 
     func credentialIDs(of account: String, in tx: any StoreTransaction) throws -> [[UInt8]] {
@@ -85,12 +110,13 @@ extension LocalTokenIssuer {
         return list.compactMap { try? Base64URL.decode($0) }
     }
 
-    func userHandle(of account: String, creating: Bool, in tx: any StoreTransaction) throws -> [UInt8]? {
-        if let handle = try tx.value(Self.userHandleName(account)) { return handle }
-        guard creating else { return nil }
-        let handle = SecureRandom.bytes(count: 32)
-        try tx.setValue(Self.userHandleName(account), handle)
-        return handle
+    func userHandle(of account: String, in tx: any StoreTransaction) throws -> [UInt8]? {
+        try tx.value(Self.userHandleName(account))
+    }
+
+    /// The user handle a registration over `challenge` gives an account that has none.
+    static func userHandle(for challenge: [UInt8]) -> [UInt8] {
+        HashFunction.sha256.hash(Array("tokenmint user handle".utf8) + challenge)
     }
 
     /// The credential IDs of `account`'s passkeys, oldest first.
@@ -100,20 +126,32 @@ extension LocalTokenIssuer {
 
     /// Starts a registration for `account`: a challenge, the account's user
     /// handle (made now if it has none) and its credential IDs to exclude.
+    ///
+    /// - Parameters:
+    ///   - account: The account.
+    ///   - signUp: True for a sign-up: the registration lands only while the
+    ///     account has no passkey. False when the caller has proved the
+    ///     account is the user's (a fresh sign-in, a password checked in the
+    ///     same request): the passkey is added beside the others.
     /// - Throws: `notSignedIn` for an account name that is empty or longer
     ///   than 128 bytes.
-    public func registrationCeremony(account: String) throws(TokenMintError) -> PasskeyCeremony {
+    public func registrationCeremony(account: String, signUp: Bool) throws(TokenMintError) -> PasskeyCeremony {
         guard Self.validAccount(account) else { throw TokenMintError(.auth.notSignedIn, "an account is 1 to 128 bytes") }
         return try transaction { tx in
-            let handle = try userHandle(of: account, creating: true, in: tx)
-            return PasskeyCeremony(challenge: try newChallenge(.register, account: account, in: tx), userHandle: handle,
-                                   credentialIDs: try credentialIDs(of: account, in: tx))
+            let challenge = try newChallenge(signUp ? .signUp : .register, account: account, in: tx)
+            // Nothing is stored for an account until a registration lands: a
+            // new account's user handle is derived from this challenge and
+            // kept by the registration that answers it.
+            let handle = try userHandle(of: account, in: tx) ?? Self.userHandle(for: challenge)
+            return PasskeyCeremony(challenge: challenge, userHandle: handle, credentialIDs: try credentialIDs(of: account, in: tx))
         }
     }
 
     /// Verifies a registration over a challenge from
-    /// `registrationCeremony(account:)` and records the passkey for
-    /// `account`.
+    /// `registrationCeremony(account:signUp:)` and records the passkey for
+    /// `account`. A sign-up's challenge registers only while the account has
+    /// no passkey (checked in the same transaction as the write, so two
+    /// racing sign-ups cannot both land).
     ///
     /// - Parameters:
     ///   - account: The account the ceremony was started for.
@@ -121,21 +159,22 @@ extension LocalTokenIssuer {
     ///   - attestationObject: The `attestationObject` bytes.
     ///   - credentialID: The credential's `rawId` as the client sent it,
     ///     which must be the one in the authenticator data.
-    ///   - newAccount: True for a sign-up: refused with `accountExists`
-    ///     when the account has a passkey already (checked in the same
-    ///     transaction as the write, so two racing sign-ups cannot both land).
+    ///   - allowSignUp: False refuses a sign-up's challenge with
+    ///     `accountExists` (the host knows the name is taken otherwise, by a
+    ///     password account).
     /// - Throws: `challengeInvalid`, `wrongAccount` (a challenge given out
     ///   for another account), `registrationInvalid`, `credentialExists`,
     ///   `accountExists`.
     public func registerPasskey(
-        account: String, clientDataJSON: [UInt8], attestationObject: [UInt8], credentialID: [UInt8]?, newAccount: Bool
+        account: String, clientDataJSON: [UInt8], attestationObject: [UInt8], credentialID: [UInt8]?, allowSignUp: Bool = true
     ) throws(TokenMintError) -> RegisteredCredential {
         let who: Logger.Metadata = ["account": "\(SafeText.escaped(account.prefix(128)))"]
         guard let challenge = (try? CollectedClientData(parsing: clientDataJSON))?.challenge else {
             throw refused(TokenMintError(.auth.registrationInvalid, "clientDataJSON is malformed"), who)
         }
-        let owner = try consumeChallenge(challenge, for: .register, who)
+        let (purpose, owner) = try consumeChallenge(challenge, for: [.signUp, .register], who)
         guard owner == account else { throw refused(TokenMintError(.auth.wrongAccount, "the challenge was issued for another account"), who) }
+        if purpose == .signUp, !allowSignUp { throw refused(TokenMintError(.auth.accountExists, "the account exists already"), who) }
         let credential: RegisteredCredential
         do {
             credential = try relyingParty.verifyRegistration(clientDataJSON: clientDataJSON, attestationObject: attestationObject,
@@ -143,9 +182,17 @@ extension LocalTokenIssuer {
         } catch {
             throw refused(TokenMintError(.auth.registrationInvalid, "the registration does not verify: \(error.reason)", underlying: error), who)
         }
-        try store(credential, account: account, newAccount: newAccount, who)
+        try store(credential, account: account, newAccount: purpose == .signUp, userHandle: Self.userHandle(for: challenge), who)
         logger.notice("passkey registered", metadata: who.merging(["format": "\(credential.attestationFormat)"]) { a, _ in a })
         return credential
+    }
+
+    /// Whether `account` has a passkey in `store` (a name taken by a passkey
+    /// account, for a host that keeps other accounts beside the issuer's).
+    public static func hasPasskeys(account: String, in store: any KeyValueStore) throws(TokenMintError) -> Bool {
+        do { return try store.transaction { tx in try tx.value(accountPasskeysName(account)) != nil } } catch {
+            throw TokenMintError.wrap(error, as: .auth.internalFailure, "the store failed: \(error)")
+        }
     }
 
     /// Records a passkey for an account (after its registration verified).
@@ -154,10 +201,14 @@ extension LocalTokenIssuer {
     /// one transaction, so two racing registrations cannot both land.
     /// - Throws: `credentialExists` for a known credential ID.
     public func registerPasskey(account: String, credential: RegisteredCredential) throws(TokenMintError) {
-        try store(credential, account: account, newAccount: false, ["account": "\(SafeText.escaped(account.prefix(128)))"])
+        try store(credential, account: account, newAccount: false, userHandle: nil, ["account": "\(SafeText.escaped(account.prefix(128)))"])
     }
 
-    func store(_ credential: RegisteredCredential, account: String, newAccount: Bool, _ who: Logger.Metadata) throws(TokenMintError) {
+    /// Records `credential` for `account` and, when the account has no user
+    /// handle yet, `userHandle` as its handle, in one transaction.
+    func store(
+        _ credential: RegisteredCredential, account: String, newAccount: Bool, userHandle: [UInt8]?, _ who: Logger.Metadata
+    ) throws(TokenMintError) {
         let record: [String: Any] = [
             "account": account, "publicKey": Base64URL.encode(credential.publicKey.cbor), "signCount": Int(credential.signCount),
             "backupEligible": credential.backupEligible,
@@ -176,6 +227,7 @@ extension LocalTokenIssuer {
             guard let index = try? JSONSerialization.data(withJSONObject: list) else { throw TokenMintError(.auth.internalFailure, "cannot encode") }
             try tx.setValue(name, Array(data))
             try tx.setValue(Self.accountPasskeysName(account), Array(index))
+            if let userHandle, try self.userHandle(of: account, in: tx) == nil { try tx.setValue(Self.userHandleName(account), userHandle) }
         }
     }
 
@@ -186,7 +238,7 @@ extension LocalTokenIssuer {
         let named = account.flatMap { Self.validAccount($0) ? $0 : nil }
         return try transaction { tx in
             let ids = try named.map { name in try credentialIDs(of: name, in: tx) } ?? []
-            let handle = try named.flatMap { name in try userHandle(of: name, creating: false, in: tx) }
+            let handle = try named.flatMap { name in try userHandle(of: name, in: tx) }
             return PasskeyCeremony(challenge: try newChallenge(.signIn, account: named ?? "", in: tx), userHandle: handle, credentialIDs: ids)
         }
     }
@@ -246,7 +298,7 @@ extension LocalTokenIssuer {
         guard let challenge = (try? CollectedClientData(parsing: clientDataJSON))?.challenge else {
             throw refused(TokenMintError(.auth.assertionInvalid, "clientDataJSON is malformed"), who)
         }
-        let owner = try consumeChallenge(challenge, for: purpose, who)
+        let owner = try consumeChallenge(challenge, for: [purpose], who).account
         if let expected, owner != expected { throw refused(TokenMintError(.auth.wrongAccount, "the challenge was issued for another account"), who) }
         let name = Self.passkeyName(credentialID)
         let relyingParty = self.relyingParty
@@ -259,7 +311,7 @@ extension LocalTokenIssuer {
             who["account"] = "\(SafeText.escaped(account.prefix(128)))"
             guard owner.isEmpty || owner == account else { return .failure(TokenMintError(.auth.wrongAccount, "the passkey belongs to another account")) }
             if let userHandle {
-                guard let handle = try self.userHandle(of: account, creating: false, in: tx), ConstantTime.equals(handle, userHandle) else {
+                guard let handle = try self.userHandle(of: account, in: tx), ConstantTime.equals(handle, userHandle) else {
                     return .failure(TokenMintError(.auth.wrongAccount, "the user handle is not the passkey's account's"))
                 }
             } else if owner.isEmpty {

@@ -148,11 +148,16 @@ public actor LocalTokenIssuer {
         do { return (try keyRing.sign(claims), now + lifetime) } catch { throw TokenMintError(.auth.internalFailure, "signing failed: \(error.code)", underlying: error) }
     }
 
-    /// Issues an account token (access + refresh) for `account`.
-    public func issue(account: String, clientID: String, scopes: [String] = []) throws(TokenMintError) -> OAuthToken {
+    /// Issues an account token for `account`: an access token and, when
+    /// `refreshable` (the default), the first refresh token of a new family.
+    public func issue(account: String, clientID: String, scopes: [String] = [], refreshable: Bool = true) throws(TokenMintError) -> OAuthToken {
         guard !account.isEmpty, account.utf8.count <= 128 else { throw TokenMintError(.auth.notSignedIn, "no account") }
         guard !clientID.isEmpty, clientID.utf8.count <= 128, clientID.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
             throw TokenMintError(.auth.clientIdInvalid, "client IDs are 1 to 128 visible ASCII characters")
+        }
+        guard refreshable else {
+            let (access, expiresAt) = try accessToken(account: account, clientID: clientID, scopes: scopes, lifetime: accessLifetime)
+            return OAuthToken(accessToken: access, refreshToken: nil, expiresAt: expiresAt, elevated: false, account: account)
         }
         return try newFamilyMember(account: account, clientID: clientID, scopes: scopes, family: Base64URL.encode(SecureRandom.bytes(count: 16)))
     }

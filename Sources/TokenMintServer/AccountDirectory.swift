@@ -1,6 +1,7 @@
 public import TokenMintCore
 public import TokenMintCrypto
 public import TokenMintStore
+import TokenMintAuth
 
 /// The accounts that sign in at the authorization endpoint
 /// (`GET /oauth/authorize`), kept in the server's store: the username and
@@ -45,12 +46,18 @@ public struct AccountDirectory: Sendable {
 
     /// Adds an account, or replaces the password of an existing one.
     /// - Throws: `server.badRequest` for a username that is not 1 to 64
-    ///   visible ASCII characters or a password that is not 8 to 1024 bytes.
+    ///   visible ASCII characters or a password that is not 8 to 1024 bytes;
+    ///   `server.conflict` for a name a passkey account has.
     public func add(username: String, password: SecureBytes) throws(TokenMintError) {
         guard Self.isValid(username: username) else {
             throw TokenMintError(.server.badRequest, "a username is 1 to 64 visible ASCII characters")
         }
         guard (8...1024).contains(password.count) else { throw TokenMintError(.server.badRequest, "a password is 8 to 1024 bytes") }
+        // A name a passkey sign-up took stays that user's: a password for it
+        // would hand the account to whoever holds that passkey, or the other way round.
+        guard try !LocalTokenIssuer.hasPasskeys(account: username, in: store) else {
+            throw TokenMintError(.server.conflict, "\(username) is a passkey account already")
+        }
         let salt = SecureRandom.bytes(count: PasswordKeyDerivation.saltByteCount)
         let digest = try derive(password, salt: salt).withUnsafeBytes { Array($0) }
         try tables(transaction: true) { db throws(TokenMintError) in

@@ -169,6 +169,8 @@ extension OAuthRoutes {
         // The desk scope goes with the client-credentials grant only: an
         // account's token must never pass for a desk's.
         guard !scopes.contains(DeskAuthenticator.scope) else { return fail("invalid_scope", "\(DeskAuthenticator.scope) is for cash desks only") }
+        // The elevated scope comes from a FIDO2 step-up only, never from a sign-in.
+        guard !scopes.contains("elevated") else { return fail("invalid_scope", "elevated is given by a FIDO2 step-up only") }
         return .valid(AuthorizationRequest(client: client, redirectURI: redirectURI, challenge: challenge, state: state, scopes: scopes))
     }
 

@@ -1503,7 +1503,7 @@ enum OpenAPIDocument {
    "post": {
     "operationId": "passkeyRegistrationOptions",
     "summary": "Options for creating a passkey",
-    "description": "For a new account (a sign-up) no token is needed; a passkey for an existing account takes that account's bearer token, and is refused otherwise (409 accountExists). Resident key and user verification are required; the account's passkeys are excluded.",
+    "description": "For a new account (a sign-up) nothing more is needed. A passkey for an existing account takes proof that the caller owns it: the account's password in the body, a bearer token from a passkey sign-in of the last five minutes, or the account's elevated token; otherwise 409 accountExists. Resident key and user verification are required; the account's passkeys are excluded.",
     "requestBody": {
      "required": true,
      "content": {
@@ -1556,7 +1556,7 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "The bearer token, challenge or assertion does not verify (the error names which: challengeInvalid, wrongAccount, assertionInvalid, unauthorized)",
+      "description": "A bearer token that does not verify, or a wrong password",
       "content": {
        "application/json": {
         "schema": {
@@ -1598,7 +1598,7 @@ enum OpenAPIDocument {
    "post": {
     "operationId": "passkeyRegistration",
     "summary": "Verify and store a new passkey",
-    "description": "The credential as `PublicKeyCredential.toJSON()` gives it, over a challenge of the options route for the same username (single use, 5 minutes).",
+    "description": "The credential as `PublicKeyCredential.toJSON()` gives it, over a challenge of the options route for the same username (single use, 5 minutes). A sign-up's challenge registers only while the name is free.",
     "requestBody": {
      "required": true,
      "content": {
@@ -1680,13 +1680,7 @@ enum OpenAPIDocument {
        }
       }
      }
-    },
-    "security": [
-     {},
-     {
-      "accountToken": []
-     }
-    ]
+    }
    }
   },
   "/webauthn/authentication/options": {
@@ -1752,7 +1746,7 @@ enum OpenAPIDocument {
    "post": {
     "operationId": "passkeySignIn",
     "summary": "Verify a passkey sign-in",
-    "description": "The assertion as `PublicKeyCredential.toJSON()` gives it. Answers with an RFC 9068 access token of the server's issuer (client `tokenmint-passkeys`) and a refresh token.",
+    "description": "The assertion as `PublicKeyCredential.toJSON()` gives it. Answers with an RFC 9068 access token of the server's issuer (client `tokenmint-passkeys`, no refresh token).",
     "requestBody": {
      "required": true,
      "content": {
@@ -2661,6 +2655,12 @@ enum OpenAPIDocument {
       "type": "string",
       "minLength": 1,
       "maxLength": 64
+     },
+     "password": {
+      "type": "string",
+      "minLength": 1,
+      "maxLength": 1024,
+      "description": "The account's password: proof of ownership for adding a passkey to an existing password account"
      }
     }
    },
@@ -2982,12 +2982,6 @@ enum OpenAPIDocument {
      "accessToken": {
       "type": "string"
      },
-     "refreshToken": {
-      "type": [
-       "string",
-       "null"
-      ]
-     },
      "tokenType": {
       "const": "Bearer"
      },
@@ -2995,7 +2989,8 @@ enum OpenAPIDocument {
       "type": "integer",
       "description": "Unix seconds"
      }
-    }
+    },
+    "description": "An access token only (no refresh token): the passkey page is no registered OAuth client"
    },
    "ElevatedToken": {
     "type": "object",

@@ -211,7 +211,7 @@ enum PasskeyPage {
           /** `base`: the server's URL ('' for this origin). */
           constructor({ base = '' } = {}) {
             this.base = base;
-            /** After a sign-in: { username, accessToken, refreshToken, expiresAt, signCount }. */
+            /** After a sign-in: { username, accessToken, expiresAt, signCount }. */
             this.session = null;
           }
 
@@ -233,12 +233,17 @@ enum PasskeyPage {
             return data;
           }
 
-          /** Creates a passkey for `username` (a new account, or the signed-in one).
-           * Resolves to { verified: true, credentialId, username, … }. */
-          async register(username, { displayName } = {}) {
+          /** Creates a passkey for `username`: a new account, or an existing one
+           * whose owner proves it (signed in with a passkey in the last five
+           * minutes, or `password` given). Resolves to
+           * { verified: true, credentialId, username, … }. */
+          async register(username, { displayName, password } = {}) {
             if (typeof username !== 'string' || username.length === 0) throw new PasskeyError('badRequest', 'a username is needed');
             const bearer = this.session?.username === username ? this.session.accessToken : undefined;
-            const options = await this.post('/webauthn/registration/options', displayName ? { username, displayName } : { username }, bearer);
+            const request = { username };
+            if (displayName) request.displayName = displayName;
+            if (password) request.password = password;
+            const options = await this.post('/webauthn/registration/options', request, bearer);
             const credential = await browserCall(() => navigator.credentials.create({ publicKey: creationOptionsFromJSON(options) }));
             return this.post('/webauthn/registration/verify', { username, credential: credentialToJSON(credential) }, bearer);
           }
@@ -250,8 +255,7 @@ enum PasskeyPage {
             const options = await this.post('/webauthn/authentication/options', username ? { username } : {});
             const credential = await browserCall(() => navigator.credentials.get({ publicKey: requestOptionsFromJSON(options) }));
             const result = await this.post('/webauthn/authentication/verify', { credential: credentialToJSON(credential) });
-            this.session = { username: result.username, accessToken: result.accessToken, refreshToken: result.refreshToken,
-                             expiresAt: result.expiresAt, signCount: result.signCount };
+            this.session = { username: result.username, accessToken: result.accessToken, expiresAt: result.expiresAt, signCount: result.signCount };
             return result;
           }
 

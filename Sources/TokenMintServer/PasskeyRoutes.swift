@@ -14,8 +14,9 @@ import Logging
 /// `PublicKeyCredential.toJSON()`), every byte string base64url.
 ///
 /// - `POST /webauthn/registration/options` and `…/verify`: a passkey for a
-///   new account (a sign-up), or for an existing one with that account's
-///   bearer token. Resident key and user verification are required.
+///   new account (a sign-up), or for an existing one whose owner proves it
+///   (its password, a passkey sign-in of the last five minutes, or its
+///   elevated token). Resident key and user verification are required.
 /// - `POST /webauthn/authentication/options` and `…/verify`: a sign-in with
 ///   or without a username (a discoverable credential); the answer carries
 ///   an RFC 9068 access token of the server's issuer.
@@ -26,6 +27,7 @@ struct PasskeyRoutes: Sendable {
     let accounts: AccountDirectory
     let configuration: ServerConfiguration
     let relyingPartyID: String
+    let clock: @Sendable () -> Int64
     let logger: Logger
 
     /// The client the tokens of the server's own passkey page are issued to.
@@ -82,15 +84,44 @@ struct PasskeyRoutes: Sendable {
         .array(ids.map { .object(JSONObject([("type", "public-key"), ("id", .string(Base64URL.encode($0)))])) })
     }
 
+    /// How recent a passkey sign-in must be to add another passkey, in seconds.
+    static let recentSignIn: Int64 = 300
+
+    /// Whether the request proves it is `username`'s owner, as adding a
+    /// passkey to an existing account takes: the account's password in the
+    /// body, or a bearer token that is the account's elevated token or comes
+    /// from a passkey sign-in of the last five minutes. A token from any
+    /// other client (or an old one) is not enough: it may have leaked, or
+    /// belong to a third-party app the user merely authorized.
+    func provesOwnership(_ request: Request, _ body: JSONObject, _ username: String) async throws(TokenMintError) -> Bool {
+        if let password = try HTTPMessages.optionalString(body, "password", maximum: 1024) {
+            let accounts = self.accounts
+            let secret = SecureBytes(Array(password.utf8))
+            let valid = try await PasswordWork.run { () throws(TokenMintError) -> Bool in try accounts.authenticate(username: username, password: secret) }
+            guard valid else { throw TokenMintError(.server.unauthorized, "the password is wrong") }
+            return true
+        }
+        guard request.headers[.authorization] != nil else { return false }
+        let token = try DeviceAuthenticator.bearer(request)
+        let claims: JWTClaims
+        do { claims = try await issuer.verify(token).claims } catch {
+            throw TokenMintError(.server.unauthorized, "the access token does not verify: \(error.reason)", underlying: error)
+        }
+        guard claims.subject == username else { return false }
+        if claims.scopes.contains("elevated"), claims["acr"]?.stringValue == "urn:tokenmint:acr:fido2" { return true }
+        guard claims.clientID == Self.clientID, let issued = claims.issuedAt else { return false }
+        return issued >= TimeArithmetic.adding(clock(), -Self.recentSignIn)
+    }
+
     func registrationOptions(_ request: Request) async throws(TokenMintError) -> Response {
         let body = try await body(request)
         let username = try Self.username(body)
         let displayName = try HTTPMessages.optionalString(body, "displayName", maximum: 64) ?? username
-        let signedIn = try await signedInAccount(request)
-        if signedIn != username, try await exists(username) {
-            throw TokenMintError(.auth.accountExists, "the account exists: sign in as it to add a passkey")
+        let taken = try await exists(username)
+        if taken, !(try await provesOwnership(request, body, username)) {
+            throw TokenMintError(.auth.accountExists, "the account exists: adding a passkey to it takes its password, a passkey sign-in of the last 5 minutes, or its elevated token")
         }
-        let ceremony = try await issuer.registrationCeremony(account: username)
+        let ceremony = try await issuer.registrationCeremony(account: username, signUp: !taken)
         let options = JSONObject([
             ("rp", .object(JSONObject([("id", .string(relyingPartyID)), ("name", "TokenMint")]))),
             ("user", .object(JSONObject([("id", .string(Base64URL.encode(ceremony.userHandle ?? []))), ("name", .string(username)),
@@ -132,13 +163,11 @@ struct PasskeyRoutes: Sendable {
         let (rawID, response) = try Self.credential(body)
         let clientDataJSON = try Self.bytes(response, "clientDataJSON")
         let attestationObject = try Self.bytes(response, "attestationObject", maximum: 48 * 1024)
-        let signedIn = try await signedInAccount(request)
-        let newAccount = signedIn != username
-        if newAccount, try accounts.contains(username: username) {
-            throw TokenMintError(.auth.accountExists, "the account exists: sign in as it to add a passkey")
-        }
+        // A sign-up's challenge registers only while the name is free: of
+        // passkeys (the issuer checks, in the write's transaction) and of a
+        // password account (checked here).
         let registered = try await issuer.registerPasskey(account: username, clientDataJSON: clientDataJSON, attestationObject: attestationObject,
-                                                          credentialID: rawID, newAccount: newAccount)
+                                                          credentialID: rawID, allowSignUp: !(try accounts.contains(username: username)))
         return HTTPMessages.json(.created, JSONObject([
             ("verified", true), ("username", .string(username)), ("credentialId", .string(Base64URL.encode(registered.credentialID))),
             ("attestationFormat", .string(registered.attestationFormat)), ("userVerified", .bool(registered.userVerified)),
@@ -174,12 +203,14 @@ struct PasskeyRoutes: Sendable {
 
     func authentication(_ request: Request) async throws(TokenMintError) -> Response {
         let signIn = try await verifySignIn(try await body(request))
-        let token = try await issuer.issue(account: signIn.account, clientID: Self.clientID)
+        // An access token only: the page is no registered OAuth client, so
+        // a refresh token would be a secret nobody can redeem.
+        let token = try await issuer.issue(account: signIn.account, clientID: Self.clientID, refreshable: false)
         logger.info("passkey sign-in", metadata: ["account": "\(signIn.account)", "signCount": "\(signIn.signCount)"])
         return HTTPMessages.json(.ok, JSONObject([
             ("verified", true), ("username", .string(signIn.account)), ("signCount", .number(Int64(signIn.signCount))),
             ("userVerified", .bool(signIn.userVerified)), ("accessToken", .string(token.accessToken)),
-            ("refreshToken", token.refreshToken.map(JSONValue.string) ?? .null), ("tokenType", "Bearer"), ("expiresAt", .number(token.expiresAt)),
+            ("tokenType", "Bearer"), ("expiresAt", .number(token.expiresAt)),
         ]))
     }
 

@@ -123,7 +123,8 @@ public struct TokenMintServer: Sendable {
         let devices = DeviceAuthenticator(audience: configuration.effectiveIssuer, authorizedParty: configuration.authorizedParty, ledger: ledger, clock: clock)
         WhitelabelPayRoutes(directory: directory, verifier: verifier, devices: devices, desks: DeskAuthenticator(issuer: issuer), hub: hub,
                             configuration: configuration, clock: clock, logger: logger, pollInterval: pollInterval).add(to: router)
-        let passkeys = PasskeyRoutes(issuer: issuer, accounts: accounts, configuration: configuration, relyingPartyID: relyingPartyID, logger: logger)
+        let passkeys = PasskeyRoutes(issuer: issuer, accounts: accounts, configuration: configuration, relyingPartyID: relyingPartyID, clock: clock,
+                                     logger: logger)
         passkeys.add(to: router)
         OAuthRoutes(issuer: issuer, clients: clients, accounts: accounts, codes: AuthorizationCodes(store: store), passkeys: passkeys,
                     configuration: configuration, clock: clock, logger: logger).add(to: router)

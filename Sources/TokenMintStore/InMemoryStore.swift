@@ -37,6 +37,17 @@ public final class InMemoryStore: KeyValueStore, @unchecked Sendable {
             items[name] = nil
             secrets[name] = nil
         }
+        func removeValues(from lower: String, upTo upper: String) throws(TokenMintError) -> Int {
+            func inRange(_ name: String) -> Bool {
+                !name.utf8.lexicographicallyPrecedes(lower.utf8) && name.utf8.lexicographicallyPrecedes(upper.utf8)
+            }
+            let doomed = Set(items.keys.filter(inRange)).union(secrets.keys.filter(inRange))
+            for name in doomed {
+                items[name] = nil
+                secrets[name] = nil
+            }
+            return doomed.count
+        }
         func counter(_ name: String) throws(TokenMintError) -> Int64 { counters[name] ?? 0 }
         func setCounter(_ name: String, _ value: Int64) throws(TokenMintError) { counters[name] = value }
         func increment(_ name: String, by delta: Int64) throws(TokenMintError) -> Int64 {

@@ -150,9 +150,10 @@ extension SQLiteStore {
         }
     }
 
-    /// Runs `body` (reads only) on the store's second, read-only connection:
-    /// in WAL mode it reads the last committed state without waiting for a
-    /// commit in progress on the writing connection. A store opened on
+    /// Runs `body` (reads only) on the store's second, read-only connection,
+    /// in one read transaction (one snapshot for all its statements): in WAL
+    /// mode it reads the last committed state without waiting for a commit
+    /// in progress on the writing connection. A store opened on
     /// read-only media has one connection, used for both.
     package func withReader<T>(_ schema: Schema, _ body: (Connection) throws(TokenMintError) -> T) throws(TokenMintError) -> T {
         try prepare(schema)
@@ -163,7 +164,16 @@ extension SQLiteStore {
             reader = try SQLiteStore.connectReader(path)
         }
         guard let reader else { throw TokenMintError(.store.cannotOpen, "no read connection") }
-        return try body(Connection(db: reader))
+        // One read transaction: every statement of the body sees one snapshot.
+        try SQLiteStore.execute(reader, "BEGIN")
+        do {
+            let result = try body(Connection(db: reader))
+            try SQLiteStore.execute(reader, "COMMIT")
+            return result
+        } catch {
+            _ = sqlite3_exec(reader, "ROLLBACK", nil, nil, nil)
+            throw error
+        }
     }
 
     /// A read-only connection to a store file another connection writes (WAL).

@@ -64,6 +64,14 @@ extension SQLiteStore {
             try SQLiteStore.run(db, "DELETE FROM items WHERE name = ?", [.text(name)])
         }
 
+        func removeValues(from lower: String, upTo upper: String) throws(TokenMintError) -> Int {
+            try check(lower)
+            try check(upper)
+            // TEXT compares with memcmp (the BINARY collation): bytewise UTF-8 order.
+            try SQLiteStore.run(db, "DELETE FROM items WHERE name >= ? AND name < ?", [.text(lower), .text(upper)])
+            return Int(sqlite3_changes(db))
+        }
+
         func counter(_ name: String) throws(TokenMintError) -> Int64 {
             try check(name)
             return try SQLiteStore.query(db, "SELECT value FROM counters WHERE name = ?", [.text(name)]).first?.first?.integer ?? 0

@@ -13,6 +13,9 @@ public protocol StoreTransaction {
     func setSecret(_ name: String, _ value: SecureBytes) throws(TokenMintError)
     /// Removes a value or secret.
     func remove(_ name: String) throws(TokenMintError)
+    /// Removes every value and secret whose name sorts (bytewise, UTF-8)
+    /// from `lower` up to but not including `upper`; returns how many.
+    func removeValues(from lower: String, upTo upper: String) throws(TokenMintError) -> Int
     /// A counter's value (0 when never set).
     func counter(_ name: String) throws(TokenMintError) -> Int64
     /// Sets a counter.

@@ -305,6 +305,7 @@ final class FullDiskStore: KeyValueStore, @unchecked Sendable {
         func secret(_ name: String) throws(TokenMintError) -> SecureBytes? { try inner.secret(name) }
         func setSecret(_ name: String, _ value: SecureBytes) throws(TokenMintError) { try room(name); try inner.setSecret(name, value) }
         func remove(_ name: String) throws(TokenMintError) { try inner.remove(name) }
+        func removeValues(from lower: String, upTo upper: String) throws(TokenMintError) -> Int { try inner.removeValues(from: lower, upTo: upper) }
         func counter(_ name: String) throws(TokenMintError) -> Int64 { try inner.counter(name) }
         func setCounter(_ name: String, _ value: Int64) throws(TokenMintError) { try inner.setCounter(name, value) }
         func increment(_ name: String, by delta: Int64) throws(TokenMintError) -> Int64 { try inner.increment(name, by: delta) }
@@ -411,5 +412,39 @@ struct PasskeyAttackTests {
                                               signCount: 0, backupEligible: false, backupState: false, userVerified: false,
                                               attestationFormat: "none", aaguid: [])
         try await issuer.registerPasskey(account: AuthTests.accountA.uuidString.lowercased(), credential: credential)
+    }
+}
+
+@Suite("Passkey ceremonies in the store")
+struct PasskeyCeremonyStoreTests {
+    static func count(_ store: InMemoryStore, _ prefix: String) throws -> Int {
+        // Counts by removing in a transaction that is then rolled back.
+        struct Rollback: Error { let count: Int }
+        do {
+            _ = try store.transaction { tx -> Int in throw Rollback(count: try tx.removeValues(from: prefix, upTo: prefix + "\u{7F}")) }
+        } catch let rollback as Rollback { return rollback.count }
+        return -1
+    }
+
+    @Test("unanswered challenges do not pile up: a new one drops the expired; nothing is kept for a name until a registration lands")
+    func expiredChallengesArePruned() async throws {
+        let store = InMemoryStore()
+        let clock = TestClock()
+        let issuer = try LocalTokenIssuer(store: store, issuer: "https://auth.example", audience: "https://api.example",
+                                          relyingParty: RelyingPartyPolicy(rpID: "example.org", origins: ["https://example.org"]),
+                                          clock: { clock.now })
+        for index in 0..<40 {
+            _ = try await issuer.signInCeremony()
+            _ = try await issuer.registrationCeremony(account: "name-\(index)", signUp: true)
+        }
+        #expect(try Self.count(store, "auth.challenge.") == 80)
+        #expect(try Self.count(store, "auth.user-handle.") == 0, "a sign-up that never registers leaves no user handle")
+        clock.advance(299)
+        _ = try await issuer.signInCeremony()
+        #expect(try Self.count(store, "auth.challenge.") == 81, "none has expired yet")
+        clock.advance(2)
+        let fresh = try await issuer.signInCeremony()
+        #expect(try Self.count(store, "auth.challenge.") == 2, "the 80 expired ones are gone; the one from 2 s ago and the new one stay")
+        #expect(fresh.challenge.count == 32)
     }
 }

@@ -144,13 +144,13 @@ struct OAuthClientTests {
     /// A passkey for `account` on `authenticator`, registered through the
     /// issuer's own ceremony (the origin is the issuer's URL).
     static func registerPasskey(_ server: TokenMintServer, _ authenticator: FIDO2Session, account: String) async throws {
-        let ceremony = try await server.issuer.registrationCeremony(account: account)
+        let ceremony = try await server.issuer.registrationCeremony(account: account, signUp: false)
         let clientData = CollectedClientData(type: "webauthn.create", challenge: ceremony.challenge, origin: issuer).json
         let made = try await authenticator.makeCredential(
             clientDataHash: HashFunction.sha256.hash(clientData), rp: ("tokenmint.test", nil), user: (ceremony.userHandle ?? [], account, nil),
             pubKeyCredParams: [.es256], options: .init(residentKey: true, userVerification: true))
         _ = try await server.issuer.registerPasskey(account: account, clientDataJSON: clientData, attestationObject: made.attestationObject.bytes,
-                                                    credentialID: made.credentialID, newAccount: false)
+                                                    credentialID: made.credentialID)
     }
 
     @Test("the FIDO2 step-up over HTTP: the manager's account token and a passkey give an elevated token; refusals")

@@ -321,7 +321,7 @@ struct OAuthFlowTests {
             let router = Router(context: BasicRequestContext.self)
             router.add(middleware: ErrorMiddleware(logger: server.logger))
             let passkeys = PasskeyRoutes(issuer: server.issuer, accounts: server.accounts, configuration: server.configuration,
-                                         relyingPartyID: server.relyingPartyID, logger: server.logger)
+                                         relyingPartyID: server.relyingPartyID, clock: { clock.now }, logger: server.logger)
             OAuthRoutes(issuer: server.issuer, clients: server.clients, accounts: server.accounts, codes: AuthorizationCodes(store: server.store),
                         passkeys: passkeys, configuration: server.configuration, clock: { clock.now }, logger: server.logger).add(to: router)
             try await Application(router: router).test(.router) { client in

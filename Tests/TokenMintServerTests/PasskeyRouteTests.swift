@@ -135,6 +135,46 @@ struct PasskeyRouteTests {
             let other = try Browser(client)
             #expect(try await other.register("carol", bearer: token).status == .created)
             #expect(try await server.issuer.passkeyCredentialIDs(account: "carol").count == 2)
+            // The passkey sign-in gives an access token only: the page is no OAuth client.
+            #expect(try ServerRouteTests.json(try await browser.signIn("carol"))["refreshToken"] == nil)
+            // A passkey account's name cannot be given a password.
+            #expect(throws: TokenMintError.self) { try server.accountDirectory.add(username: "carol", password: SecureBytes(Array("a password".utf8))) }
+        }
+    }
+
+    @Test("adding a passkey to an existing account takes proof: its password, a recent passkey sign-in or an elevated token")
+    func addingPasskeys() async throws {
+        try await ServerRouteTests.withServer { server, client in
+            try OAuthFlowTests.register(server)  // the client app and alice with a password
+            let browser = try Browser(client)
+            // A token alice gave a client through the code flow is not enough.
+            let exchanged = try await OAuthFlowTests.exchange(client, code: try await OAuthFlowTests.code(client))
+            let appToken = try #require(try ServerRouteTests.json(exchanged)["access_token"]?.stringValue)
+            let refused = try await browser.register("alice", bearer: appToken)
+            #expect(refused.status == .conflict)
+            #expect(try Self.error(refused) == "accountExists")
+            // A wrong password is refused; the right one opens a registration.
+            let wrong = try await ServerRouteTests.post(client, "/webauthn/registration/options", "{\"username\":\"alice\",\"password\":\"not it\"}")
+            #expect(wrong.status == .unauthorized)
+            let options = try await ServerRouteTests.post(
+                client, "/webauthn/registration/options", "{\"username\":\"alice\",\"password\":\"\(OAuthFlowTests.password)\"}")
+            #expect(options.status == .ok)
+            // A registration challenge from a sign-up request is refused once the name has a password.
+            let signUp = try await server.issuer.registrationCeremony(account: "alice", signUp: true)
+            let clientData = CollectedClientData(type: "webauthn.create", challenge: signUp.challenge, origin: PasskeyRouteTests.origin).json
+            let made = try await browser.authenticator.makeCredential(
+                clientDataHash: HashFunction.sha256.hash(clientData), rp: (PasskeyRouteTests.rpID, nil), user: (signUp.userHandle ?? [], "alice", nil),
+                pubKeyCredParams: [.es256], options: .init(residentKey: true, userVerification: true))
+            let body = "{\"username\":\"alice\",\"credential\":" + Browser.credentialJSON(made.credentialID, [
+                ("clientDataJSON", Base64URL.encode(clientData)), ("attestationObject", Base64URL.encode(made.attestationObject.bytes)),
+            ]) + "}"
+            let takeover = try await ServerRouteTests.post(client, "/webauthn/registration/verify", body)
+            #expect(takeover.status == .conflict)
+            #expect(try Self.error(takeover) == "accountExists")
+            #expect(try await server.issuer.passkeyCredentialIDs(account: "alice").isEmpty)
+            // The elevated scope is never granted by a sign-in.
+            let elevated = try await OAuthFlowTests.signIn(client, OAuthFlowTests.authorization(extra: [("scope", "elevated")]))
+            #expect(try OAuthFlowTests.parameters(elevated)["error"] == "invalid_scope")
         }
     }
 
