@@ -39,9 +39,6 @@ extension OAuthRoutes {
     /// The longest query taken at `GET /oauth/authorize`, in bytes.
     static let queryLimit = 4096
 
-    static let frameOptions = HTTPField.Name("X-Frame-Options")!
-    static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
-
     /// `GET /oauth/authorize`: the sign-in form for a valid request.
     func authorizationPage(_ request: Request) -> Response {
         let query = request.uri.query ?? ""
@@ -111,11 +108,7 @@ extension OAuthRoutes {
     func passkeySignIn(_ request: Request, _ authorization: AuthorizationRequest, passkey: String) async -> Response {
         let signIn: PasskeySignIn
         do throws(TokenMintError) {
-            var limits = JSONParser.Limits()
-            limits.maximumBytes = Self.formLimit
-            limits.maximumDepth = 8
-            limits.maximumMembers = 64
-            guard let credential = (try? JSONParser.parse(Array(passkey.utf8), limits: limits))?.objectValue else {
+            guard let credential = try? HTTPMessages.object(Array(passkey.utf8), limit: Self.formLimit) else {
                 throw TokenMintError(.server.badRequest, "the passkey field is not a JSON object")
             }
             signIn = try await passkeys.verifySignIn(JSONObject([("credential", .object(credential))]))
@@ -220,7 +213,7 @@ extension OAuthRoutes {
         var headers = HTTPFields()
         headers[.location] = uri + separator + query
         headers[.cacheControl] = "no-store"
-        headers[referrerPolicy] = "no-referrer"
+        headers[HTTPMessages.referrerPolicy] = "no-referrer"
         return Response(status: .seeOther, headers: headers)
     }
 
@@ -230,13 +223,8 @@ extension OAuthRoutes {
 
     /// An HTML page with the headers every page of this endpoint carries.
     static func page(_ status: HTTPResponse.Status, title: String, body: String, headers extra: HTTPFields = [:]) -> Response {
-        var headers = extra
-        headers[.contentType] = "text/html; charset=utf-8"
-        headers[.contentSecurityPolicy] = "default-src 'none'; script-src 'self'; connect-src 'self'; form-action 'self'; style-src 'unsafe-inline'"
-        headers[frameOptions] = "DENY"
-        headers[.xContentTypeOptions] = "nosniff"
-        headers[referrerPolicy] = "no-referrer"
-        headers[.cacheControl] = "no-store"
+        var headers = HTTPMessages.browserHeaders(contentType: "text/html; charset=utf-8")
+        for field in extra { headers[field.name] = field.value }
         let html = """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

@@ -76,7 +76,12 @@ enum HTTPMessages {
     /// Reads a JSON object body: `application/json` (415 otherwise), at most
     /// `limit` bytes (413), strictly parsed (400).
     static func object(_ request: Request, limit: Int) async throws(TokenMintError) -> JSONObject {
-        let bytes = try await body(request, limit: limit, contentType: jsonContentType)
+        try object(try await body(request, limit: limit, contentType: jsonContentType), limit: limit)
+    }
+
+    /// `bytes` strictly parsed as a JSON object of at most `limit` bytes,
+    /// depth 8 and 64 members per object (400 otherwise).
+    static func object(_ bytes: [UInt8], limit: Int) throws(TokenMintError) -> JSONObject {
         var limits = JSONParser.Limits()
         limits.maximumBytes = limit
         limits.maximumDepth = 8
@@ -87,6 +92,23 @@ enum HTTPMessages {
         }
         guard let object = value.objectValue else { throw TokenMintError(.server.badRequest, "the body is not a JSON object") }
         return object
+    }
+
+    static let frameOptions = HTTPField.Name("X-Frame-Options")!
+    static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
+
+    /// The headers of every page and script a browser loads from the
+    /// server: scripts and requests to this origin only, no framing, no
+    /// sniffing, no referrer, no caching.
+    static func browserHeaders(contentType: String) -> HTTPFields {
+        var headers = HTTPFields()
+        headers[.contentType] = contentType
+        headers[.contentSecurityPolicy] = "default-src 'none'; script-src 'self'; connect-src 'self'; form-action 'self'; style-src 'unsafe-inline'"
+        headers[frameOptions] = "DENY"
+        headers[.xContentTypeOptions] = "nosniff"
+        headers[referrerPolicy] = "no-referrer"
+        headers[.cacheControl] = "no-store"
+        return headers
     }
 
     /// The body bytes, checked for content type and size.

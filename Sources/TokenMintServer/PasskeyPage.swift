@@ -8,25 +8,12 @@ import HTTPTypes
 /// `/passkeys/` that puts it on `window.tokenmint`, and the script that
 /// wires the passkey button of the sign-in form at `/oauth/authorize`.
 enum PasskeyPage {
-    /// The headers of every passkey page and script: no framing, no
-    /// sniffing, scripts and requests to this origin only.
-    static func headers(contentType: String) -> HTTPFields {
-        var headers = HTTPFields()
-        headers[.contentType] = contentType
-        headers[.contentSecurityPolicy] = "default-src 'none'; script-src 'self'; connect-src 'self'; form-action 'self'; style-src 'unsafe-inline'"
-        headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
-        headers[.xContentTypeOptions] = "nosniff"
-        headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
-        headers[.cacheControl] = "no-store"
-        return headers
-    }
-
     static func script(_ text: String) -> Response {
-        Response(status: .ok, headers: headers(contentType: "text/javascript; charset=utf-8"), body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+        Response(status: .ok, headers: HTTPMessages.browserHeaders(contentType: "text/javascript; charset=utf-8"), body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }
 
     static func page() -> Response {
-        Response(status: .ok, headers: headers(contentType: "text/html; charset=utf-8"), body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
+        Response(status: .ok, headers: HTTPMessages.browserHeaders(contentType: "text/html; charset=utf-8"), body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
     }
 
     static let html = """

@@ -59,19 +59,14 @@ struct PasskeyRoutes: Sendable {
         return name
     }
 
-    /// The account of the request's bearer token, nil without one; a token
-    /// that does not verify, or a desk's, is refused.
-    func signedInAccount(_ request: Request) async throws(TokenMintError) -> String? {
+    /// The claims of the request's bearer token, nil without one; a token
+    /// that does not verify is refused.
+    func bearerClaims(_ request: Request) async throws(TokenMintError) -> JWTClaims? {
         guard request.headers[.authorization] != nil else { return nil }
         let token = try DeviceAuthenticator.bearer(request)
-        let verified: VerifiedJWT
-        do { verified = try await issuer.verify(token) } catch {
+        do { return try await issuer.verify(token).claims } catch {
             throw TokenMintError(.server.unauthorized, "the access token does not verify: \(error.reason)", underlying: error)
         }
-        guard let account = verified.claims.subject, !verified.claims.scopes.contains(DeskAuthenticator.scope) else {
-            throw TokenMintError(.server.forbidden, "a desk's token names no account")
-        }
-        return account
     }
 
     /// Whether `username` is taken: a password account, or one with passkeys.
@@ -101,13 +96,7 @@ struct PasskeyRoutes: Sendable {
             guard valid else { throw TokenMintError(.server.unauthorized, "the password is wrong") }
             return true
         }
-        guard request.headers[.authorization] != nil else { return false }
-        let token = try DeviceAuthenticator.bearer(request)
-        let claims: JWTClaims
-        do { claims = try await issuer.verify(token).claims } catch {
-            throw TokenMintError(.server.unauthorized, "the access token does not verify: \(error.reason)", underlying: error)
-        }
-        guard claims.subject == username else { return false }
+        guard let claims = try await bearerClaims(request), claims.subject == username else { return false }
         if claims.scopes.contains("elevated"), claims["acr"]?.stringValue == "urn:tokenmint:acr:fido2" { return true }
         guard claims.clientID == Self.clientID, let issued = claims.issuedAt else { return false }
         return issued >= TimeArithmetic.adding(clock(), -Self.recentSignIn)
@@ -216,14 +205,15 @@ struct PasskeyRoutes: Sendable {
 
     /// The signed-in account a step-up is for, with its passkeys.
     func stepUpAccount(_ request: Request) async throws(TokenMintError) -> (account: String, clientID: String, credentials: [[UInt8]]) {
-        guard let account = try await signedInAccount(request) else {
+        guard let claims = try await bearerClaims(request) else {
             throw TokenMintError(.server.unauthorized, "a step-up needs the signed-in account's bearer token")
+        }
+        guard let account = claims.subject, !claims.scopes.contains(DeskAuthenticator.scope) else {
+            throw TokenMintError(.server.forbidden, "a desk's token names no account")
         }
         let credentials = try await issuer.passkeyCredentialIDs(account: account)
         guard !credentials.isEmpty else { throw TokenMintError(.server.forbidden, "the account has no passkey to step up with") }
-        let token = try DeviceAuthenticator.bearer(request)
-        let clientID = (try? await issuer.verify(token))?.claims.clientID ?? Self.clientID
-        return (account, clientID, credentials)
+        return (account, claims.clientID ?? Self.clientID, credentials)
     }
 
     func stepUpOptions(_ request: Request) async throws(TokenMintError) -> Response {
