@@ -173,6 +173,7 @@ let package = Package(
             dependencies: [
                 "TokenMintPay", "TokenMintStore", "TokenMintCrypto", "TokenMintCore", "CSQLite",
                 .target(name: "TokenMintPostgres", condition: .when(traits: ["Postgres"])),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
             ],
             swiftSettings: strictSettings),
         .testTarget(

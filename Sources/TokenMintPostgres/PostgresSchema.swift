@@ -13,6 +13,8 @@ enum PostgresSchema {
 
     /// Serializes migrators across processes (`pg_advisory_xact_lock`).
     static let lockKey: Int64 = 0x746f_6b65_6e6d_696e  // "tokenmin"
+    /// Serializes `PostgresKeyValueStore` transactions across processes.
+    static let itemsLockKey: Int64 = 0x746f_6b65_6e6b_7673  // "tokenkvs"
 
     static let versionTable = """
         CREATE TABLE IF NOT EXISTS tokenmint_schema (
@@ -103,6 +105,24 @@ enum PostgresSchema {
                 created_at BIGINT NOT NULL)
             """,
             "CREATE INDEX tokenmint_wlp_events_subject ON tokenmint_wlp_events (subject_id, seq)",
+        ]),
+        // A `KeyValueStore` (`PostgresKeyValueStore`): the OAuth server's
+        // state — signing keys, refresh families, clients, accounts, codes,
+        // passkeys — shared by every server. Names compare bytewise (COLLATE
+        // "C"), as in SQLite; secrets are sealed before they get here.
+        Migration(version: 5, statements: [
+            "CREATE TABLE tokenmint_kv_meta (name TEXT PRIMARY KEY, value BYTEA NOT NULL)",
+            """
+            CREATE TABLE tokenmint_kv_items (
+                name TEXT COLLATE "C" PRIMARY KEY CHECK (octet_length(name) BETWEEN 1 AND 2048),
+                sealed BOOLEAN NOT NULL,
+                value BYTEA NOT NULL CHECK (octet_length(value) <= 1048576 + 64))
+            """,
+            """
+            CREATE TABLE tokenmint_kv_counters (
+                name TEXT COLLATE "C" PRIMARY KEY CHECK (octet_length(name) BETWEEN 1 AND 2048),
+                value BIGINT NOT NULL)
+            """,
         ]),
     ]
 }

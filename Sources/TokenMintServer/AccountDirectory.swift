@@ -4,33 +4,31 @@ public import TokenMintStore
 import TokenMintAuth
 
 /// The accounts that sign in at the authorization endpoint
-/// (`GET /oauth/authorize`), kept in the server's store: the username and
-/// the password as an Argon2id hash with its own 16-byte salt.
+/// (`GET /oauth/authorize`), kept in the server's store (one sealed record
+/// per account, SQLite or PostgreSQL): the username and the password as an
+/// Argon2id hash with its own 16-byte salt.
 public struct AccountDirectory: Sendable {
-    let store: SQLiteStore
+    let store: any KeyValueStore
     /// The Argon2id work factor for passwords (the same for every account:
     /// a hash made with one cost does not verify with another).
     public let cost: PasswordKeyDerivation.Cost
 
-    static let schema = SQLiteStore.Schema(
-        name: "server.accounts",
-        statements: """
-            CREATE TABLE IF NOT EXISTS oauth_accounts (username TEXT PRIMARY KEY, salt BLOB NOT NULL, hash BLOB NOT NULL);
-            """,
-        clearedOnReset: [],
-        migrate: { _ throws(TokenMintError) in })
-
     /// The accounts of the store `store`; `cost` is the Argon2id work factor
     /// for passwords (libsodium's interactive limits by default).
-    public init(store: SQLiteStore, cost: PasswordKeyDerivation.Cost = .interactive) {
+    public init(store: any KeyValueStore, cost: PasswordKeyDerivation.Cost = .interactive) {
         self.store = store
         self.cost = cost
     }
 
-    func tables<T>(transaction: Bool, _ body: (SQLiteStore.Connection) throws(TokenMintError) -> T) throws(TokenMintError) -> T {
-        do { return try store.withTables(Self.schema, transaction: transaction, body) } catch {
-            throw TokenMintError.wrap(error, as: .server.internalFailure, "the server's store failed")
-        }
+    static func name(_ username: String) -> String { "server.account." + username }
+
+    /// The salt and hash of `username`'s password; nil for no password account.
+    func stored(_ username: String) throws(TokenMintError) -> (salt: [UInt8], hash: [UInt8])? {
+        guard Self.isValid(username: username),
+            let record = try ServerState.transaction(store, { tx in try ServerState.record(Self.name(username), in: tx) }),
+            let salt = ServerState.bytes(record, "salt"), let hash = ServerState.bytes(record, "hash")
+        else { return nil }
+        return (salt, hash)
     }
 
     /// Whether `username` has the form of a username: 1 to 64 visible ASCII characters.
@@ -60,18 +58,13 @@ public struct AccountDirectory: Sendable {
         }
         let salt = SecureRandom.bytes(count: PasswordKeyDerivation.saltByteCount)
         let digest = try derive(password, salt: salt).withUnsafeBytes { Array($0) }
-        try tables(transaction: true) { db throws(TokenMintError) in
-            try db.run("INSERT OR REPLACE INTO oauth_accounts (username, salt, hash) VALUES (?, ?, ?)",
-                       [.text(username), .blob(salt), .blob(digest)])
-        }
+        let record = JSONObject([("salt", ServerState.bytes(salt)), ("hash", ServerState.bytes(digest))])
+        try ServerState.transaction(store) { tx in try ServerState.setRecord(Self.name(username), record, in: tx) }
     }
 
     /// Whether `username` has a password account.
     public func contains(username: String) throws(TokenMintError) -> Bool {
-        guard Self.isValid(username: username) else { return false }
-        return try tables(transaction: false) { db throws(TokenMintError) -> Bool in
-            try !db.query("SELECT 1 FROM oauth_accounts WHERE username = ?", [.text(username)]).isEmpty
-        }
+        try stored(username) != nil
     }
 
     /// Whether `password` is the password of `username` (compared in
@@ -80,15 +73,7 @@ public struct AccountDirectory: Sendable {
     /// the account exists.
     public func authenticate(username: String, password: SecureBytes) throws(TokenMintError) -> Bool {
         guard password.count <= 1024 else { return false }
-        var stored: (salt: [UInt8], hash: [UInt8])?
-        if Self.isValid(username: username) {
-            stored = try tables(transaction: false) { db throws(TokenMintError) -> (salt: [UInt8], hash: [UInt8])? in
-                guard let row = try db.query("SELECT salt, hash FROM oauth_accounts WHERE username = ?", [.text(username)]).first,
-                    row.count == 2, let salt = row[0].bytes, let hash = row[1].bytes
-                else { return nil }
-                return (salt, hash)
-            }
-        }
+        let stored = try self.stored(username)
         let salt = stored?.salt ?? [UInt8](repeating: 0, count: PasswordKeyDerivation.saltByteCount)
         guard salt.count == PasswordKeyDerivation.saltByteCount else { return false }
         let derived = try derive(password, salt: salt)

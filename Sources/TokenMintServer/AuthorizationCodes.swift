@@ -3,11 +3,13 @@ import TokenMintCrypto
 import TokenMintStore
 
 /// The authorization codes given out at `POST /oauth/authorize` (RFC 6749
-/// §4.1.2): 32 random bytes, of which only the SHA-256 is stored, with what
-/// the code was issued for. A code is taken (read and deleted) in one
+/// §4.1.2): 32 bytes — its expiry (8 bytes, big-endian) and 24 random
+/// bytes — of which only the SHA-256 is stored, with what the code was
+/// issued for, under a name that starts with the expiry so that expired
+/// codes are dropped as one range. A code is taken (read and deleted) in one
 /// transaction, so it is redeemed at most once.
 struct AuthorizationCodes: Sendable {
-    let store: SQLiteStore
+    let store: any KeyValueStore
     /// Seconds a code stays redeemable.
     let lifetime: Int64
 
@@ -22,40 +24,40 @@ struct AuthorizationCodes: Sendable {
         let expiresAt: Int64
     }
 
-    static let schema = SQLiteStore.Schema(
-        name: "server.codes",
-        statements: """
-            CREATE TABLE IF NOT EXISTS oauth_codes (hash BLOB PRIMARY KEY, client_id TEXT NOT NULL, redirect_uri TEXT NOT NULL,
-                username TEXT NOT NULL, challenge TEXT NOT NULL, scope TEXT NOT NULL, expires_at INTEGER NOT NULL);
-            CREATE INDEX IF NOT EXISTS oauth_codes_expiry ON oauth_codes (expires_at);
-            """,
-        clearedOnReset: ["oauth_codes"],
-        migrate: { _ throws(TokenMintError) in })
-
-    init(store: SQLiteStore, lifetime: Int64 = 60) {
+    init(store: any KeyValueStore, lifetime: Int64 = 60) {
         self.store = store
         self.lifetime = lifetime
     }
 
-    func tables<T>(transaction: Bool, _ body: (SQLiteStore.Connection) throws(TokenMintError) -> T) throws(TokenMintError) -> T {
-        do { return try store.withTables(Self.schema, transaction: transaction, body) } catch {
-            throw TokenMintError.wrap(error, as: .server.internalFailure, "the server's store failed")
-        }
+    static let prefix = "server.code."
+
+    /// The item name of a code expiring at `expiresAt`: the prefix, the
+    /// expiry as 16 hexadecimal digits (so names sort by expiry), and the
+    /// code's SHA-256.
+    static func name(_ code: String, expiresAt: Int64) -> String {
+        prefix + expiry(expiresAt) + "." + Base64URL.encode(HashFunction.sha256.hash(Array(code.utf8)))
     }
 
-    static func hash(_ code: String) -> [UInt8] { HashFunction.sha256.hash(Array(code.utf8)) }
+    static func expiry(_ time: Int64) -> String {
+        let digits = String(UInt64(bitPattern: max(time, 0)), radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
 
     /// A fresh code for the client, redirect URI, account, PKCE challenge and
     /// scopes, redeemable until `lifetime` seconds after `now`. Expired codes
     /// are dropped in the same transaction.
     func issue(clientID: String, redirectURI: String, username: String, challenge: String, scopes: [String], now: Int64) throws(TokenMintError) -> String {
-        let code = Base64URL.encode(SecureRandom.bytes(count: 32))
         let expiresAt = TimeArithmetic.adding(now, lifetime)
-        try tables(transaction: true) { db throws(TokenMintError) in
-            try db.run("DELETE FROM oauth_codes WHERE expires_at <= ?", [.integer(now)])
-            try db.run("INSERT INTO oauth_codes (hash, client_id, redirect_uri, username, challenge, scope, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       [.blob(Self.hash(code)), .text(clientID), .text(redirectURI), .text(username), .text(challenge),
-                        .text(scopes.joined(separator: " ")), .integer(expiresAt)])
+        var bytes = (0..<8).map { UInt8(truncatingIfNeeded: UInt64(bitPattern: expiresAt) >> (56 - 8 * $0)) }
+        bytes += SecureRandom.bytes(count: 24)
+        let code = Base64URL.encode(bytes)
+        let record = JSONObject([
+            ("clientId", .string(clientID)), ("redirectUri", .string(redirectURI)), ("username", .string(username)),
+            ("challenge", .string(challenge)), ("scopes", .array(scopes.map { .string($0) })), ("expiresAt", .number(expiresAt)),
+        ])
+        try ServerState.transaction(store) { tx in
+            _ = try tx.removeValues(from: Self.prefix, upTo: Self.prefix + Self.expiry(TimeArithmetic.adding(now, 1)))
+            try ServerState.setRecord(Self.name(code, expiresAt: expiresAt), record, in: tx)
         }
         return code
     }
@@ -64,17 +66,20 @@ struct AuthorizationCodes: Sendable {
     /// unknown, used or expired. The row is deleted in the transaction that
     /// reads it, whatever the caller decides next.
     func redeem(_ code: String, now: Int64) throws(TokenMintError) -> Grant? {
-        guard (1...256).contains(code.utf8.count) else { return nil }
-        let hash = Self.hash(code)
-        return try tables(transaction: true) { db throws(TokenMintError) -> Grant? in
-            let rows = try db.query("SELECT client_id, redirect_uri, username, challenge, scope, expires_at FROM oauth_codes WHERE hash = ?",
-                                    [.blob(hash)])
-            guard let row = rows.first, row.count == 6 else { return nil }
-            try db.run("DELETE FROM oauth_codes WHERE hash = ?", [.blob(hash)])
-            guard let expiresAt = row[5].integer, expiresAt > now else { return nil }
-            let text = { (value: SQLiteStore.Value) in String(decoding: value.bytes ?? [], as: UTF8.self) }
-            return Grant(clientID: text(row[0]), redirectURI: text(row[1]), username: text(row[2]), challenge: text(row[3]),
-                         scopes: text(row[4]).split(separator: " ").map(String.init), expiresAt: expiresAt)
+        guard code.utf8.count == 43, let bytes = try? Base64URL.decode(code), bytes.count == 32 else { return nil }
+        let stamped = bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        guard stamped <= UInt64(Int64.max) else { return nil }
+        let name = Self.name(code, expiresAt: Int64(stamped))
+        let record = try ServerState.transaction(store) { tx -> JSONObject? in
+            guard let record = try ServerState.record(name, in: tx) else { return nil }
+            try tx.remove(name)
+            return record
         }
+        guard let record, let expiresAt = record["expiresAt"]?.int64Value, expiresAt > now, expiresAt == Int64(stamped),
+            let clientID = record["clientId"]?.stringValue, let redirectURI = record["redirectUri"]?.stringValue,
+            let username = record["username"]?.stringValue, let challenge = record["challenge"]?.stringValue
+        else { return nil }
+        return Grant(clientID: clientID, redirectURI: redirectURI, username: username, challenge: challenge,
+                     scopes: ServerState.strings(record, "scopes"), expiresAt: expiresAt)
     }
 }

@@ -2,11 +2,12 @@ public import TokenMintCore
 public import TokenMintCrypto
 public import TokenMintStore
 
-/// The OAuth clients a server knows (cash desks, apps), kept in its store:
-/// the ID, the secret as an Argon2id hash with its own salt (confidential
-/// clients), the redirect URIs matched exactly, and the grants allowed.
+/// The OAuth clients a server knows (cash desks, apps), kept in its store
+/// (one sealed record per client, SQLite or PostgreSQL): the ID, the secret
+/// as an Argon2id hash with its own salt (confidential clients), the
+/// redirect URIs matched exactly, and the grants allowed.
 public struct ClientDirectory: Sendable {
-    let store: SQLiteStore
+    let store: any KeyValueStore
     let cost: PasswordKeyDerivation.Cost
 
     /// A registered client.
@@ -24,27 +25,14 @@ public struct ClientDirectory: Sendable {
     /// The grant types a client may be given.
     public static let knownGrants: Set<String> = ["authorization_code", "refresh_token", "client_credentials"]
 
-    static let schema = SQLiteStore.Schema(
-        name: "server.oauth",
-        statements: """
-            CREATE TABLE IF NOT EXISTS oauth_clients (id TEXT PRIMARY KEY, secret_salt BLOB, secret_hash BLOB,
-                redirect_uris TEXT NOT NULL, grants TEXT NOT NULL);
-            """,
-        clearedOnReset: [],
-        migrate: { _ throws(TokenMintError) in })
-
     /// The clients of the store `store`; `cost` is the Argon2id work factor
     /// for secrets (libsodium's interactive limits by default).
-    public init(store: SQLiteStore, cost: PasswordKeyDerivation.Cost = .interactive) {
+    public init(store: any KeyValueStore, cost: PasswordKeyDerivation.Cost = .interactive) {
         self.store = store
         self.cost = cost
     }
 
-    func tables<T>(transaction: Bool, _ body: (SQLiteStore.Connection) throws(TokenMintError) -> T) throws(TokenMintError) -> T {
-        do { return try store.withTables(Self.schema, transaction: transaction, body) } catch {
-            throw TokenMintError.wrap(error, as: .server.internalFailure, "the server's store failed")
-        }
-    }
+    static func name(_ id: String) -> String { "server.client." + id }
 
     /// Registers (or replaces) a client.
     /// - Throws: `server.badRequest` for an ID that is not 1 to 128 visible
@@ -78,34 +66,37 @@ public struct ClientDirectory: Sendable {
                 try PasswordKeyDerivation.deriveKey(passphrase: bytes, salt: fresh, cost: cost).withUnsafeBytes { Array($0) }
             }
         }
-        try tables(transaction: true) { db throws(TokenMintError) in
-            try db.run("INSERT OR REPLACE INTO oauth_clients (id, secret_salt, secret_hash, redirect_uris, grants) VALUES (?, ?, ?, ?, ?)",
-                       [.text(id), salt.map { .blob($0) } ?? .null, hash.map { .blob($0) } ?? .null,
-                        .text(redirectURIs.joined(separator: " ")), .text(grants.joined(separator: " "))])
+        var record = JSONObject([("redirectUris", .array(redirectURIs.map { .string($0) })), ("grants", .array(grants.map { .string($0) }))])
+        if let salt, let hash {
+            record.set("salt", ServerState.bytes(salt))
+            record.set("hash", ServerState.bytes(hash))
         }
+        let finished = record
+        try ServerState.transaction(store) { tx in try ServerState.setRecord(Self.name(id), finished, in: tx) }
     }
 
     /// The client `id`, if registered.
     public func client(_ id: String) throws(TokenMintError) -> Client? {
-        try tables(transaction: false) { db throws(TokenMintError) in
-            guard let row = try db.query("SELECT secret_hash, redirect_uris, grants FROM oauth_clients WHERE id = ?", [.text(id)]).first else { return nil }
-            let words = { (value: SQLiteStore.Value) in
-                String(decoding: value.bytes ?? [], as: UTF8.self).split(separator: " ").map(String.init)
-            }
-            return Client(id: id, isConfidential: row[0].bytes != nil, redirectURIs: words(row[1]), grants: words(row[2]))
-        }
+        try stored(id).map(\.client)
+    }
+
+    /// The record of client `id` and its secret's salt and hash (nil for a public client).
+    func stored(_ id: String) throws(TokenMintError) -> (client: Client, secret: (salt: [UInt8], hash: [UInt8])?)? {
+        guard (1...128).contains(id.utf8.count) else { return nil }
+        guard let record = try ServerState.transaction(store, { tx in try ServerState.record(Self.name(id), in: tx) }) else { return nil }
+        var secret: (salt: [UInt8], hash: [UInt8])?
+        if let salt = ServerState.bytes(record, "salt"), let hash = ServerState.bytes(record, "hash") { secret = (salt, hash) }
+        let client = Client(id: id, isConfidential: secret != nil, redirectURIs: ServerState.strings(record, "redirectUris"),
+                            grants: ServerState.strings(record, "grants"))
+        return (client, secret)
     }
 
     /// The client `id` when `secret` is its secret (compared in constant
     /// time on the Argon2id hashes); nil for an unknown client, a public
     /// client or a wrong secret.
     public func authenticate(_ id: String, secret: SecureBytes) throws(TokenMintError) -> Client? {
-        let stored: (salt: [UInt8], hash: [UInt8])? = try tables(transaction: false) { db throws(TokenMintError) in
-            guard let row = try db.query("SELECT secret_salt, secret_hash FROM oauth_clients WHERE id = ?", [.text(id)]).first,
-                let salt = row[0].bytes, let hash = row[1].bytes
-            else { return nil }
-            return (salt, hash)
-        }
+        let found = try self.stored(id)
+        let stored = found?.secret
         // An unknown client costs the same hash as a known one.
         let salt = stored?.salt ?? [UInt8](repeating: 0, count: PasswordKeyDerivation.saltByteCount)
         guard salt.count == PasswordKeyDerivation.saltByteCount else { return nil }
@@ -114,6 +105,6 @@ public struct ClientDirectory: Sendable {
         }
         guard let stored else { return nil }
         let equal = derived.withUnsafeBytes { mine in stored.hash.withUnsafeBytes { ConstantTime.equals(mine, $0) } }
-        return equal ? try client(id) : nil
+        return equal ? found?.client : nil
     }
 }

@@ -1,8 +1,8 @@
 #if Server
 public import TokenMintCore
 import TokenMintCrypto
-import TokenMintStore
 public import TokenMintPay
+public import TokenMintStore
 import TokenMintAuth
 import TokenMintWebAuthn
 import Hummingbird
@@ -21,14 +21,16 @@ import Foundation
 ///
 /// Its state is one SQLite store (sealed with the master key beside it in
 /// the state directory): the payment verifier's ledger and grants, the
-/// devices, payment means, transactions and events, the OAuth clients and
-/// the issuer's signing key. Every answer is given after what it reports is
-/// committed. SIGTERM or SIGINT stops it gracefully: the listener closes,
+/// devices, payment means, transactions and events, and the OAuth state
+/// (the issuer's signing key, refresh families, clients, accounts, codes,
+/// passkeys). Either part may be on PostgreSQL instead, shared by several
+/// servers. Every answer is given after what it reports is committed. SIGTERM or SIGINT stops it gracefully: the listener closes,
 /// in-flight requests finish, event streams end.
 public struct TokenMintServer: Sendable {
     /// The options it runs with.
     public let configuration: ServerConfiguration
-    let store: SQLiteStore
+    /// The OAuth state: the issuer's keys and families, clients, accounts, codes, passkeys.
+    let state: any KeyValueStore
     let issuer: LocalTokenIssuer
     let clients: ClientDirectory
     let accounts: AccountDirectory
@@ -48,29 +50,27 @@ public struct TokenMintServer: Sendable {
     /// `payments`, when given, keeps the payment state instead of the state
     /// directory's SQLite store: the verifier's ledger and grants and the
     /// backend's directory (devices, means, transactions, events) — a
-    /// `PostgresVerifierStore` shared by several servers. Keys, OAuth clients
-    /// and accounts stay in the state directory.
+    /// `PostgresVerifierStore` shared by several servers. `state`, when
+    /// given, keeps the OAuth state instead (the issuer's signing keys,
+    /// refresh families, clients, accounts, codes, passkeys) — a
+    /// `PostgresKeyValueStore` shared by the same servers, sealed with the
+    /// master key they share. The master key and the TLS files stay in the
+    /// state directory.
     /// - Throws: `server.invalidConfiguration` for a bad option or a state
     ///   directory that cannot be used.
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "tokenmint.serve"),
-                payments: (any VerifierStore & PaymentDirectory)? = nil) throws(TokenMintError) {
+                payments: (any VerifierStore & PaymentDirectory)? = nil, state: (any KeyValueStore)? = nil) throws(TokenMintError) {
         try configuration.validate()
         // The service key is read once, before anything is created.
         var serviceKey: ServiceKey?
         if let path = configuration.serviceKeyPath { serviceKey = try UserTokenRoutes.serviceKey(at: path) }
         let directory = configuration.stateDirectory
-        var isDirectory: ObjCBool = false
-        if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
-            do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]) } catch {
-                throw TokenMintError(.server.invalidConfiguration, "cannot create the state directory \(directory)", underlying: error)
-            }
-        } else if !isDirectory.boolValue {
-            throw TokenMintError(.server.invalidConfiguration, "--state \(directory) is not a directory")
-        }
+        try Self.prepareStateDirectory(directory)
         let store: SQLiteStore
-        do { store = try SQLiteStore(path: directory + "/server.sqlite", masterKey: .file(path: directory + "/master.key")) } catch {
+        do { store = try SQLiteStore(path: directory + "/server.sqlite", masterKey: Self.masterKey(stateDirectory: directory)) } catch {
             throw TokenMintError(.server.invalidConfiguration, "the store in \(directory) does not open: \(error.reason)", underlying: error)
         }
+        let oauthState: any KeyValueStore = state ?? store
         let clock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
         let base = configuration.effectiveIssuer
         let origin = configuration.origin ?? base
@@ -80,7 +80,7 @@ public struct TokenMintServer: Sendable {
             // Passkeys here stand in for a password: user verification is required.
             var policy = RelyingPartyPolicy(rpID: rpID, origins: [origin])
             policy.requireUserVerification = true
-            issuer = try LocalTokenIssuer(store: store, issuer: base, audience: base, relyingParty: policy, clock: clock, logger: logger)
+            issuer = try LocalTokenIssuer(store: oauthState, issuer: base, audience: base, relyingParty: policy, clock: clock, logger: logger)
         } catch { throw TokenMintError(.server.invalidConfiguration, "the token issuer does not start: \(error.reason)", underlying: error) }
         var verifier: PaymentTokenVerifier
         let shared: any VerifierStore & PaymentDirectory = payments ?? store
@@ -89,17 +89,38 @@ public struct TokenMintServer: Sendable {
         }
         verifier.requiresOfflineGrant = true
         self.configuration = configuration
-        self.store = store
+        self.state = oauthState
         self.issuer = issuer
-        self.clients = ClientDirectory(store: store)
-        self.accounts = AccountDirectory(store: store)
+        self.clients = ClientDirectory(store: oauthState)
+        self.accounts = AccountDirectory(store: oauthState)
         self.directory = shared
         self.ledger = shared
         self.verifier = verifier
-        self.userTokens = serviceKey.map { UserTokenRoutes.makeExchange(serviceKey: $0, store: store, issuer: issuer) }
+        self.userTokens = serviceKey.map { UserTokenRoutes.makeExchange(serviceKey: $0, store: oauthState, issuer: issuer) }
         self.logger = logger
         self.clock = clock
         self.relyingPartyID = rpID
+    }
+
+    /// Creates the state directory (mode 0700) when it does not exist.
+    /// - Throws: `server.invalidConfiguration` when it cannot be created or
+    ///   is not a directory.
+    public static func prepareStateDirectory(_ directory: String) throws(TokenMintError) {
+        var isDirectory: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]) } catch {
+                throw TokenMintError(.server.invalidConfiguration, "cannot create the state directory \(directory)", underlying: error)
+            }
+        } else if !isDirectory.boolValue {
+            throw TokenMintError(.server.invalidConfiguration, "--state \(directory) is not a directory")
+        }
+    }
+
+    /// The master key of the server whose state directory is `stateDirectory`
+    /// (its `master.key`, created 0600 with the store). Servers that share
+    /// their OAuth state on PostgreSQL share this key: copy the file.
+    public static func masterKey(stateDirectory: String) -> MasterKeySource {
+        .file(path: stateDirectory + "/master.key")
     }
 
     /// The OAuth clients of this server's store (`tokenmint serve client add`).
@@ -126,7 +147,7 @@ public struct TokenMintServer: Sendable {
         let passkeys = PasskeyRoutes(issuer: issuer, accounts: accounts, configuration: configuration, relyingPartyID: relyingPartyID, clock: clock,
                                      logger: logger)
         passkeys.add(to: router)
-        OAuthRoutes(issuer: issuer, clients: clients, accounts: accounts, codes: AuthorizationCodes(store: store), passkeys: passkeys,
+        OAuthRoutes(issuer: issuer, clients: clients, accounts: accounts, codes: AuthorizationCodes(store: state), passkeys: passkeys,
                     configuration: configuration, clock: clock, logger: logger).add(to: router)
         UserTokenRoutes(exchange: userTokens, configuration: configuration, logger: logger).add(to: router)
         return router

@@ -82,7 +82,7 @@ struct UserTokenRoutes: Sendable {
     /// The exchange of a server whose configuration names a service key
     /// (read beforehand with ``serviceKey(at:)``): user tokens go to
     /// `store`, access tokens are verified by `issuer`.
-    static func makeExchange(serviceKey: ServiceKey, store: SQLiteStore, issuer: LocalTokenIssuer) -> UserTokenExchange {
+    static func makeExchange(serviceKey: ServiceKey, store: any KeyValueStore, issuer: LocalTokenIssuer) -> UserTokenExchange {
         UserTokenExchange(serviceKey: serviceKey, store: store) { token in try await subject(of: token, issuer: issuer) }
     }
 

@@ -103,22 +103,12 @@ extension SQLiteStore {
         return try query(db, "SELECT value FROM meta WHERE name = 'salt'", []).first?.first?.bytes ?? salt
     }
 
-    static let checkPlaintext = Array("tokenmint-store-v1".utf8)
-
     static func checkMasterKey(_ db: OpaquePointer, _ key: SecureBytes) throws(TokenMintError) {
-        let ad = Array("meta:check".utf8)
         if let sealed = try query(db, "SELECT value FROM meta WHERE name = 'check'", []).first?.first?.bytes {
-            guard let opened = try? XChaCha20Poly1305.open(sealed, key: key, associatedData: ad),
-                opened == SecureBytes(checkPlaintext)
-            else { throw TokenMintError(.store.wrongMasterKey, "the master key does not open this store") }
+            try SealedItems.verifyKeyCheck(sealed, key: key)
             return
         }
-        let sealed: [UInt8]
-        do {
-            sealed = try XChaCha20Poly1305.seal(checkPlaintext, key: key, associatedData: ad)
-        } catch {
-            throw TokenMintError(.store.databaseFailure, "cannot seal the key check", underlying: error)
-        }
+        let sealed = try SealedItems.sealKeyCheck(key)
         try run(db, "INSERT OR IGNORE INTO meta (name, value) VALUES ('check', ?)", [.blob(sealed)])
         // Another process may have won the race with its own key: check again.
         try checkMasterKey(db, key)

@@ -13,9 +13,7 @@ extension SQLiteStore {
         }
 
         func check(_ name: String) throws(TokenMintError) {
-            guard !name.isEmpty, name.utf8.count <= SQLiteStore.maximumNameBytes else {
-                throw TokenMintError(.store.invalidArgument, "names are 1 to \(SQLiteStore.maximumNameBytes) bytes")
-            }
+            try SealedItems.checkName(name)
         }
 
         func row(_ name: String) throws(TokenMintError) -> (sealed: Bool, value: [UInt8])? {
@@ -34,28 +32,19 @@ extension SQLiteStore {
 
         func setValue(_ name: String, _ value: [UInt8]) throws(TokenMintError) {
             try check(name)
-            guard value.count <= SQLiteStore.maximumValueBytes else { throw TokenMintError(.store.invalidArgument, "values are at most 1 MiB") }
+            try SealedItems.checkValue(value)
             try SQLiteStore.run(db, "INSERT OR REPLACE INTO items (name, sealed, value) VALUES (?, 0, ?)", [.text(name), .blob(value)])
         }
 
         func secret(_ name: String) throws(TokenMintError) -> SecureBytes? {
             guard let row = try row(name) else { return nil }
             guard row.sealed else { throw TokenMintError(.store.corrupted, "\(name) should be sealed") }
-            do {
-                return try XChaCha20Poly1305.open(row.value, key: key, associatedData: Array("item:\(name)".utf8))
-            } catch {
-                throw TokenMintError(.store.wrongMasterKey, "the secret \(name) does not open with the master key", underlying: error)
-            }
+            return try SealedItems.open(row.value, name: name, key: key)
         }
 
         func setSecret(_ name: String, _ value: SecureBytes) throws(TokenMintError) {
             try check(name)
-            let sealed: [UInt8]
-            do {
-                sealed = try XChaCha20Poly1305.seal(value, key: key, associatedData: Array("item:\(name)".utf8))
-            } catch {
-                throw TokenMintError(.store.databaseFailure, "cannot seal \(name)", underlying: error)
-            }
+            let sealed = try SealedItems.seal(value, name: name, key: key)
             try SQLiteStore.run(db, "INSERT OR REPLACE INTO items (name, sealed, value) VALUES (?, 1, ?)", [.text(name), .blob(sealed)])
         }
 

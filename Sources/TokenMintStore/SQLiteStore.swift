@@ -34,11 +34,6 @@ public final class SQLiteStore: KeyValueStore, @unchecked Sendable {
     /// The store's identity: the random salt made when the file was created.
     public let identity: [UInt8]
 
-    /// Names are at most 2 KiB: room for a prefix and the base64url of a
-    /// 1,023-byte WebAuthn credential ID (1,364 characters).
-    static let maximumNameBytes = 2048
-    static let maximumValueBytes = 1 << 20
-
     /// Opens (or creates) the store at `path` with the master key from `keySource`.
     ///
     /// A store on read-only media (a read-only mount, a file without write

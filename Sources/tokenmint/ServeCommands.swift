@@ -23,11 +23,43 @@ struct ServerStateOptions: ParsableArguments {
     @Option(help: "The issuer URL: OAuth `iss` and the audience of device JWTs (default http://HOST:PORT).") var issuer: String?
     @Option(help: "The address to listen on.") var host = "127.0.0.1"
     @Option(help: "The port to listen on (0: any free port, printed when listening).") var port = 8080
+    #if Postgres
+    @Option(help: """
+        Keep the state on PostgreSQL, shared by every server given the same URL: the payment state (ledger, grants, devices, \
+        means, transactions, events) and the OAuth state (signing keys, refresh families, clients, accounts, codes, passkeys). \
+        postgres://user[:password]@host[:port]/database[?sslmode=require]; without a password in the URL, PGPASSWORD is used. \
+        Every server sharing it needs the same master key: copy master.key from the first server's --state.
+        """)
+    var postgres: String?
+    #endif
 
     func configuration() -> ServerConfiguration {
         var configuration = ServerConfiguration(host: host, port: port, stateDirectory: state)
         configuration.issuer = issuer
         return configuration
+    }
+
+    /// Runs `body` with the server these options describe: its state in
+    /// --state, or on PostgreSQL with --postgres (migrated first).
+    func withServer<T: Sendable>(_ configuration: ServerConfiguration, logger: Logger = Logger(label: "tokenmint.serve"),
+                                 _ body: @escaping @Sendable (TokenMintServer) async throws -> T) async throws -> T {
+        #if Postgres
+        if let postgres {
+            let directory = state
+            return try await PostgresVerifierStore.withStore(try PostgresConfiguration(url: postgres), logger: logger) { store in
+                try await store.migrate()
+                try TokenMintServer.prepareStateDirectory(directory)
+                let shared: PostgresKeyValueStore
+                do {
+                    shared = try PostgresKeyValueStore(configuration: store.configuration, masterKey: TokenMintServer.masterKey(stateDirectory: directory), logger: logger)
+                } catch let error as TokenMintError where error.code == .store.wrongMasterKey || error.code == .store.masterKeyUnavailable {
+                    throw CLIError(message: "\(error.reason); servers that share --postgres share one master key: copy master.key from the first server's --state into \(directory)")
+                }
+                return try await body(TokenMintServer(configuration: configuration, logger: logger, payments: store, state: shared))
+            }
+        }
+        #endif
+        return try await body(TokenMintServer(configuration: configuration, logger: logger))
     }
 }
 
@@ -59,10 +91,6 @@ struct Serve: AsyncParsableCommand {
                 help: "A file (mode 0600) holding the service key partners present at POST /v2/user_token (without it that route answers 404).")
         var serviceKeyFile: String?
         @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
-        #if Postgres
-        @Option(help: "Keep the payment state (ledger, grants, devices, means, transactions, events) on PostgreSQL, shared by every server given the same URL: postgres://user[:password]@host[:port]/database[?sslmode=require]; without a password in the URL, PGPASSWORD is used. Keys, OAuth clients and accounts stay in --state.")
-        var postgres: String?
-        #endif
 
         func run() async throws {
             var configuration = state.configuration()
@@ -77,17 +105,8 @@ struct Serve: AsyncParsableCommand {
             guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("--log-level: unknown level \(logLevel)") }
             var logger = Logger(label: "tokenmint.serve") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = level
-            #if Postgres
-            if let postgres {
-                let (configuration, logger) = (configuration, logger)
-                try await PostgresVerifierStore.withStore(try PostgresConfiguration(url: postgres), logger: logger) { store in
-                    try await store.migrate()
-                    try await serve(TokenMintServer(configuration: configuration, logger: logger, payments: store), configuration)
-                }
-                return
-            }
-            #endif
-            try await serve(TokenMintServer(configuration: configuration, logger: logger), configuration)
+            let finished = configuration
+            try await state.withServer(finished, logger: logger) { server in try await serve(server, finished) }
         }
 
         func serve(_ server: TokenMintServer, _ configuration: ServerConfiguration) async throws {
@@ -106,7 +125,7 @@ struct Serve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "client", abstract: "Manage OAuth clients.", subcommands: [Add.self])
 
         /// `tokenmint serve client add`.
-        struct Add: ParsableCommand {
+        struct Add: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 abstract: "Register an OAuth client (a cash desk, an app); prints it as JSON.",
                 discussion: "Registering an existing ID replaces it. The secret (at least 16 bytes) is read from the first line of standard input and stored as an Argon2id hash.")
@@ -117,15 +136,17 @@ struct Serve: AsyncParsableCommand {
             @Option(name: .customLong("redirect-uri"), help: "A redirect URI, matched exactly (repeatable).") var redirectURIs: [String] = []
             @Option(name: .customLong("grant"), help: "authorization_code, refresh_token or client_credentials (repeatable).") var grants: [String] = []
 
-            func run() throws {
+            func run() async throws {
                 let grants = self.grants.isEmpty ? (secretStdin && redirectURIs.isEmpty ? ["client_credentials"] : ["authorization_code", "refresh_token"]) : self.grants
                 var secret: SecureBytes?
                 if secretStdin {
                     guard let line = readLine(strippingNewline: true), !line.isEmpty else { throw CLIError(message: "no secret on standard input") }
                     secret = SecureBytes(Array(line.utf8))
                 }
-                let server = try TokenMintServer(configuration: state.configuration())
-                try server.clientDirectory.add(id: id, secret: secret, redirectURIs: redirectURIs, grants: grants)
+                let (id, redirectURIs, finished) = (id, redirectURIs, secret)
+                try await state.withServer(state.configuration()) { server in
+                    try server.clientDirectory.add(id: id, secret: finished, redirectURIs: redirectURIs, grants: grants)
+                }
                 let object = JSONObject([("clientId", .string(id)), ("confidential", .bool(secret != nil)),
                                          ("redirectUris", .array(redirectURIs.map { .string($0) })), ("grants", .array(grants.map { .string($0) }))])
                 try Output.line(String(decoding: JSONWriter.encode(.object(object)), as: UTF8.self))
@@ -139,7 +160,7 @@ struct Serve: AsyncParsableCommand {
             commandName: "account", abstract: "Manage the accounts that sign in at /oauth/authorize.", subcommands: [Add.self])
 
         /// `tokenmint serve account add`.
-        struct Add: ParsableCommand {
+        struct Add: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 abstract: "Add an account for the OAuth code flow; prints it as JSON.",
                 discussion: "Adding an existing username replaces its password. The password (8 to 1024 bytes) is read from the first line of standard input and stored as an Argon2id hash.")
@@ -152,10 +173,12 @@ struct Serve: AsyncParsableCommand {
                 guard passwordStdin else { throw ValidationError("--password-stdin is required: a password is never taken from the command line") }
             }
 
-            func run() throws {
+            func run() async throws {
                 guard let line = readLine(strippingNewline: true), !line.isEmpty else { throw CLIError(message: "no password on standard input") }
-                let server = try TokenMintServer(configuration: state.configuration())
-                try server.accountDirectory.add(username: username, password: SecureBytes(Array(line.utf8)))
+                let (username, password) = (username, SecureBytes(Array(line.utf8)))
+                try await state.withServer(state.configuration()) { server in
+                    try server.accountDirectory.add(username: username, password: password)
+                }
                 try Output.line(String(decoding: JSONWriter.encode(.object(JSONObject([("username", .string(username))]))), as: UTF8.self))
             }
         }

@@ -322,7 +322,7 @@ struct OAuthFlowTests {
             router.add(middleware: ErrorMiddleware(logger: server.logger))
             let passkeys = PasskeyRoutes(issuer: server.issuer, accounts: server.accounts, configuration: server.configuration,
                                          relyingPartyID: server.relyingPartyID, clock: { clock.now }, logger: server.logger)
-            OAuthRoutes(issuer: server.issuer, clients: server.clients, accounts: server.accounts, codes: AuthorizationCodes(store: server.store),
+            OAuthRoutes(issuer: server.issuer, clients: server.clients, accounts: server.accounts, codes: AuthorizationCodes(store: server.state),
                         passkeys: passkeys, configuration: server.configuration, clock: { clock.now }, logger: server.logger).add(to: router)
             try await Application(router: router).test(.router) { client in
                 let early = try await Self.code(client)

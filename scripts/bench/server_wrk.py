@@ -10,8 +10,9 @@ refresh token and mints the next pair). Payment tokens are signed beforehand
 (pyca/cryptography); refresh tokens come from real code-flow logins, one
 family per connection, each response's new token reused by the next request.
 
-With --postgres URL (or $TOKENMINT_POSTGRES_URL) the payments rows are
-measured again on a server whose payment state is on that PostgreSQL.
+With --postgres URL (or $TOKENMINT_POSTGRES_URL) the payments and refresh
+rows are measured again on a server whose state (payments and OAuth) is on
+a new database of that PostgreSQL cluster.
 
 Usage: server_wrk.py [--binary PATH] [--seconds N] [--connections 1,16,64] [--postgres URL].
 A benchmark, not a test: it prints figures and the payments/healthz ratio at
@@ -167,6 +168,25 @@ def payment_row(server, desk, work, tokens, offset, connections, seconds, label)
     return result, offset + result["requests"] + connections
 
 
+def setup(binary, state, extra=()):
+    """The desk client, the code-flow client and the account of the rows."""
+    subprocess.run([binary, "serve", "client", "add", "--state", state, "--id", "desk-1", "--secret-stdin", *extra], input=DESK_SECRET + "\n",
+                   capture_output=True, text=True, check=True)
+    subprocess.run([binary, "serve", "client", "add", "--state", state, "--id", "bench-app", "--redirect-uri", "http://127.0.0.1:9/cb",
+                    "--grant", "authorization_code", "--grant", "refresh_token", *extra], capture_output=True, text=True, check=True)
+    subprocess.run([binary, "serve", "account", "add", "--state", state, "--username", "bench", "--password-stdin", *extra],
+                   input="bench password\n", capture_output=True, text=True, check=True)
+
+
+def refresh_row(server, work, refresh, connections, seconds, label):
+    """One wrk row of refresh grants, one fresh family per connection."""
+    families = os.path.join(work, f"refresh-{label}-{connections}.txt")
+    with open(families, "w") as handle:
+        for _ in range(connections):
+            handle.write(login(server, "bench", "bench password", secrets.token_urlsafe(48)) + "\n")
+    return wrk(server.base, seconds, connections, refresh, families)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--binary", default=os.environ.get("TOKENMINT", ".build/debug/tokenmint"))
@@ -182,21 +202,12 @@ def main():
     per_level = 4000 * args.seconds
     with tempfile.TemporaryDirectory(prefix="tokenmint-wrk-") as work:
         state = os.path.join(work, "state")
-        subprocess.run([args.binary, "serve", "client", "add", "--state", state, "--id", "desk-1", "--secret-stdin"], input=DESK_SECRET + "\n",
-                       capture_output=True, text=True, check=True)
-        subprocess.run([args.binary, "serve", "client", "add", "--state", state, "--id", "bench-app", "--redirect-uri", "http://127.0.0.1:9/cb",
-                        "--grant", "authorization_code", "--grant", "refresh_token"], capture_output=True, text=True, check=True)
-        subprocess.run([args.binary, "serve", "account", "add", "--state", state, "--username", "bench", "--password-stdin"],
-                       input="bench password\n", capture_output=True, text=True, check=True)
+        setup(args.binary, state)
         server = start_server(args.binary, state)
         try:
             _, _, answer = desk_token(server)
             desk = answer["access_token"]
             tokens = payment_tokens(server, desk, work, "sqlite", per_level * len(levels))
-            families = os.path.join(work, "refresh.txt")
-            with open(families, "w") as handle:
-                for _ in range(max(levels)):
-                    handle.write(login(server, "bench", "bench password", secrets.token_urlsafe(48)) + "\n")
             empty = os.path.join(work, "empty.txt")
             open(empty, "w").close()
             health = script(work, "health", path="/healthz", method="GET", ctype="", auth="", mode="health", prefix="")
@@ -207,20 +218,16 @@ def main():
                 rows.append(("GET /healthz", connections, wrk(server.base, args.seconds, connections, health, empty)))
                 result, offset = payment_row(server, desk, work, tokens, offset, connections, args.seconds, "s")
                 rows.append(("POST /wlp/v1/payments (SQLite)", connections, result))
-                level_families = os.path.join(work, f"refresh-{connections}.txt")
-                with open(families) as source, open(level_families, "w") as target:
-                    target.writelines(source.readlines()[:connections])
-                rows.append(("POST /oauth/token refresh grant (SQLite)", connections, wrk(server.base, args.seconds, connections, refresh, level_families)))
-                # The families used at this level are spent: log in again for the next.
-                with open(families, "w") as handle:
-                    for _ in range(max(levels)):
-                        handle.write(login(server, "bench", "bench password", secrets.token_urlsafe(48)) + "\n")
+                rows.append(("POST /oauth/token refresh grant (SQLite)", connections, refresh_row(server, work, refresh, connections, args.seconds, "s")))
         finally:
             server.stop()
         if args.postgres:
-            # The same server with its payment state (ledger, grants,
-            # devices, transactions) on PostgreSQL; the OAuth state stays in --state.
-            server = start_server(args.binary, state, ["--postgres", args.postgres])
+            # The same server with its state (payments and OAuth) on a new
+            # PostgreSQL database.
+            state = os.path.join(work, "state-postgres")
+            shared = ["--postgres", server_e2e.fresh_database(args.postgres, "serve_wrk")]
+            setup(args.binary, state, shared)
+            server = start_server(args.binary, state, shared)
             try:
                 _, _, answer = desk_token(server)
                 desk = answer["access_token"]
@@ -229,6 +236,8 @@ def main():
                 for connections in levels:
                     result, offset = payment_row(server, desk, work, tokens, offset, connections, args.seconds, "p")
                     rows.append(("POST /wlp/v1/payments (PostgreSQL)", connections, result))
+                    rows.append(("POST /oauth/token refresh grant (PostgreSQL)", connections,
+                                 refresh_row(server, work, refresh, connections, args.seconds, "p")))
             finally:
                 server.stop()
     print(f"{'row':45} {'conns':>5} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'non-2xx':>8}")

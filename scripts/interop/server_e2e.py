@@ -233,8 +233,22 @@ def pay(server, desk, token, attempt, value=1250):
                    headers={"Authorization": "Bearer " + desk})
 
 
-def add_client(state):
-    result = subprocess.run([TOKENMINT, "serve", "client", "add", "--state", state, "--id", "desk-1", "--secret-stdin"],
+def fresh_database(url, prefix):
+    """A new, empty database on the cluster of `url` (a superuser's, as the
+    test cluster's is); returns its URL. Servers that share their OAuth state
+    share one master key, so each harness takes a database of its own."""
+    parts = urllib.parse.urlsplit(url)
+    name = f"{prefix}_{secrets.token_hex(4)}"
+    binary = os.path.join(os.environ.get("TOKENMINT_POSTGRES_BIN", ""), "createdb")
+    if not os.path.exists(binary):
+        binary = "createdb"
+    subprocess.run([binary, "-h", parts.hostname, "-p", str(parts.port or 5432), "-U", parts.username, name], check=True,
+                   env={**os.environ, "PGPASSWORD": parts.password or os.environ.get("PGPASSWORD", "")})
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, ""))
+
+
+def add_client(state, extra=()):
+    result = subprocess.run([TOKENMINT, "serve", "client", "add", "--state", state, "--id", "desk-1", "--secret-stdin", *extra],
                             input=DESK_SECRET + "\n", capture_output=True, text=True)
     check("serve client add registers a confidential desk client", result.returncode == 0 and json.loads(result.stdout)["grants"] == ["client_credentials"],
           result.stderr[-500:])
