@@ -40,3 +40,51 @@ enum ServerState {
         object[name]?.arrayValue?.compactMap(\.stringValue) ?? []
     }
 }
+
+extension ServerState {
+    /// The tables of earlier versions, which kept clients and accounts in SQL.
+    static let legacySchema = SQLiteStore.Schema(name: "server.legacy", statements: "", clearedOnReset: [])
+
+    /// Moves the clients and accounts an earlier version kept in its own
+    /// SQLite tables into sealed records, then drops those tables (codes
+    /// lived a minute and are not moved). A crash midway moves them again on
+    /// the next start: the records are written whole, the tables dropped last.
+    static func importLegacyTables(of store: SQLiteStore) throws(TokenMintError) {
+        let found = try store.withTables(legacySchema, transaction: false) { db throws(TokenMintError) in
+            try Set(db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('oauth_clients', 'oauth_accounts', 'oauth_codes')", [])
+                .compactMap { $0.first?.bytes.map { String(decoding: $0, as: UTF8.self) } })
+        }
+        guard !found.isEmpty else { return }
+        var records: [(String, JSONObject)] = []
+        try store.withTables(legacySchema, transaction: false) { db throws(TokenMintError) in
+            let text = { (value: SQLiteStore.Value) in String(decoding: value.bytes ?? [], as: UTF8.self) }
+            let words = { (value: SQLiteStore.Value) -> JSONValue in .array(text(value).split(separator: " ").map { .string(String($0)) }) }
+            if found.contains("oauth_clients") {
+                for row in try db.query("SELECT id, secret_salt, secret_hash, redirect_uris, grants FROM oauth_clients", []) where row.count == 5 {
+                    var record = JSONObject([("redirectUris", words(row[3])), ("grants", words(row[4]))])
+                    if let salt = row[1].bytes, let hash = row[2].bytes {
+                        record.set("salt", bytes(salt))
+                        record.set("hash", bytes(hash))
+                    }
+                    records.append((ClientDirectory.name(text(row[0])), record))
+                }
+            }
+            if found.contains("oauth_accounts") {
+                for row in try db.query("SELECT username, salt, hash FROM oauth_accounts", []) where row.count == 3 {
+                    guard let salt = row[1].bytes, let hash = row[2].bytes else { continue }
+                    records.append((AccountDirectory.name(text(row[0])), JSONObject([("salt", bytes(salt)), ("hash", bytes(hash))])))
+                }
+            }
+        }
+        let moving = records
+        try transaction(store) { tx in
+            for (name, record) in moving where try tx.secret(name) == nil { try setRecord(name, record, in: tx) }
+        }
+        try store.withTables(legacySchema, transaction: true) { db throws(TokenMintError) in
+            for table in found.sorted() {
+                try db.run("DROP TABLE \(table)", [])
+                try db.run("DELETE FROM meta WHERE name = ?", [.text("reset:" + table)])
+            }
+        }
+    }
+}

@@ -70,6 +70,9 @@ public struct TokenMintServer: Sendable {
         do { store = try SQLiteStore(path: directory + "/server.sqlite", masterKey: Self.masterKey(stateDirectory: directory)) } catch {
             throw TokenMintError(.server.invalidConfiguration, "the store in \(directory) does not open: \(error.reason)", underlying: error)
         }
+        do { try ServerState.importLegacyTables(of: store) } catch {
+            throw TokenMintError(.server.invalidConfiguration, "the store in \(directory) cannot be upgraded: \(error.reason)", underlying: error)
+        }
         let oauthState: any KeyValueStore = state ?? store
         let clock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
         let base = configuration.effectiveIssuer

@@ -1,0 +1,97 @@
+#if Server
+import Foundation
+import Logging
+import Testing
+import TokenMintCore
+import TokenMintCrypto
+import TokenMintStore
+@testable import TokenMintServer
+
+/// The server's records in its `KeyValueStore`, and the upgrade of a state
+/// directory an earlier version made (clients and accounts in SQL tables).
+@Suite("Server state")
+struct ServerStateTests {
+    @Test("an earlier version's client and account tables are moved into sealed records, and the tables dropped")
+    func legacyTables() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tokenmint-legacy-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try TokenMintServer.prepareStateDirectory(directory)
+        let cost = PasswordKeyDerivation.Cost.interactive
+        let hash = { (secret: String, salt: [UInt8]) throws -> [UInt8] in
+            try PasswordKeyDerivation.deriveKey(passphrase: Array(secret.utf8), salt: salt, cost: cost).withUnsafeBytes { Array($0) }
+        }
+        do {
+            // What the previous version's directories created and wrote.
+            let store = try SQLiteStore(path: directory + "/server.sqlite", masterKey: TokenMintServer.masterKey(stateDirectory: directory))
+            let old = SQLiteStore.Schema(
+                name: "old", statements: """
+                    CREATE TABLE IF NOT EXISTS oauth_clients (id TEXT PRIMARY KEY, secret_salt BLOB, secret_hash BLOB,
+                        redirect_uris TEXT NOT NULL, grants TEXT NOT NULL);
+                    CREATE TABLE IF NOT EXISTS oauth_accounts (username TEXT PRIMARY KEY, salt BLOB NOT NULL, hash BLOB NOT NULL);
+                    CREATE TABLE IF NOT EXISTS oauth_codes (hash BLOB PRIMARY KEY, client_id TEXT NOT NULL, redirect_uri TEXT NOT NULL,
+                        username TEXT NOT NULL, challenge TEXT NOT NULL, scope TEXT NOT NULL, expires_at INTEGER NOT NULL);
+                    """, clearedOnReset: ["oauth_codes"])
+            let (deskSalt, aliceSalt) = (SecureRandom.bytes(count: 16), SecureRandom.bytes(count: 16))
+            let (deskHash, aliceHash) = (try hash("a desk secret that is long enough", deskSalt), try hash("correct horse", aliceSalt))
+            try store.withTables(old, transaction: true) { db throws(TokenMintError) in
+                try db.run("INSERT INTO oauth_clients VALUES (?, ?, ?, ?, ?)",
+                           [.text("desk-1"), .blob(deskSalt), .blob(deskHash), .text(""), .text("client_credentials")])
+                try db.run("INSERT INTO oauth_clients VALUES (?, NULL, NULL, ?, ?)",
+                           [.text("app"), .text("http://127.0.0.1/cb https://app.example/cb"), .text("authorization_code refresh_token")])
+                try db.run("INSERT INTO oauth_accounts VALUES (?, ?, ?)", [.text("alice"), .blob(aliceSalt), .blob(aliceHash)])
+            }
+        }
+        let server = try TokenMintServer(configuration: ServerConfiguration(stateDirectory: directory),
+                                         logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let desk = try server.clientDirectory.authenticate("desk-1", secret: SecureBytes(Array("a desk secret that is long enough".utf8)))
+        #expect(desk?.grants == ["client_credentials"] && desk?.isConfidential == true)
+        #expect(try server.clientDirectory.authenticate("desk-1", secret: SecureBytes(Array("another secret, long enough".utf8))) == nil)
+        let app = try server.clientDirectory.client("app")
+        #expect(app?.redirectURIs == ["http://127.0.0.1/cb", "https://app.example/cb"] && app?.isConfidential == false)
+        #expect(app?.grants == ["authorization_code", "refresh_token"])
+        #expect(try server.accountDirectory.authenticate(username: "alice", password: SecureBytes(Array("correct horse".utf8))))
+        #expect(try !server.accountDirectory.authenticate(username: "alice", password: SecureBytes(Array("wrong horse".utf8))))
+        // The tables are gone, and a reset (which emptied oauth_codes) still works.
+        let store = try SQLiteStore(path: directory + "/server.sqlite", masterKey: TokenMintServer.masterKey(stateDirectory: directory))
+        let left = try store.withTables(ServerState.legacySchema, transaction: false) { db throws(TokenMintError) in
+            try db.query("SELECT name FROM sqlite_master WHERE name LIKE 'oauth_%'", []).count
+        }
+        #expect(left == 0)
+        try store.reset()
+        // A second start finds nothing to move and keeps what is there.
+        let again = try TokenMintServer(configuration: ServerConfiguration(stateDirectory: directory),
+                                        logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        #expect(try again.clientDirectory.client("app") == nil, "the reset emptied the records")
+    }
+
+    @Test("authorization codes: redeemed once, expired ones dropped as a range, a forged expiry finds nothing")
+    func codes() throws {
+        let store = InMemoryStore()
+        let codes = AuthorizationCodes(store: store, lifetime: 60)
+        let code = try codes.issue(clientID: "app", redirectURI: "http://127.0.0.1/cb", username: "alice", challenge: "c", scopes: ["a", "b"], now: 1000)
+        let grant = try codes.redeem(code, now: 1059)
+        #expect(grant?.clientID == "app" && grant?.scopes == ["a", "b"] && grant?.expiresAt == 1060)
+        #expect(try codes.redeem(code, now: 1001) == nil, "redeemed twice")
+        let late = try codes.issue(clientID: "app", redirectURI: "http://127.0.0.1/cb", username: "alice", challenge: "c", scopes: [], now: 1000)
+        #expect(try codes.redeem(late, now: 1060) == nil, "redeemed at its expiry")
+        // A code with its expiry bytes changed names no record.
+        let kept = try codes.issue(clientID: "app", redirectURI: "http://127.0.0.1/cb", username: "alice", challenge: "c", scopes: [], now: 2000)
+        var bytes = try Base64URL.decode(kept)
+        bytes[7] ^= 1
+        #expect(try codes.redeem(Base64URL.encode(bytes), now: 2001) == nil)
+        // Issuing at 3000 drops every code that expired by then, unredeemed or not.
+        let stale = try codes.issue(clientID: "app", redirectURI: "http://127.0.0.1/cb", username: "alice", challenge: "c", scopes: [], now: 2500)
+        _ = try codes.issue(clientID: "app", redirectURI: "http://127.0.0.1/cb", username: "alice", challenge: "c", scopes: [], now: 3000)
+        let names = try store.transaction { tx in
+            try [kept, stale].map { code -> Bool in
+                let stamp = try Base64URL.decode(code).prefix(8).reduce(Int64(0)) { $0 << 8 | Int64($1) }
+                return try tx.secret(AuthorizationCodes.name(code, expiresAt: stamp)) != nil
+            }
+        }
+        #expect(names == [false, false])
+        for bad in ["", "x", String(repeating: "A", count: 43), String(repeating: "A", count: 300)] {
+            #expect(try codes.redeem(bad, now: 1000) == nil)
+        }
+    }
+}
+#endif
