@@ -24,6 +24,30 @@ public struct X509Certificate: Sendable {
     /// attestation certificates carry).
     public var hasP256Key: Bool { openSSLCurveName == "prime256v1" }
 
+    /// The value of the extension `oid` (dotted decimal, e.g.
+    /// `1.2.840.113635.100.8.2`): the DER inside its `extnValue` OCTET
+    /// STRING; nil when the certificate has no such extension.
+    public func extensionValue(oid: String) -> [UInt8]? {
+        openSSLExtensionValue(oid: oid)
+    }
+
+    /// Whether the certificate's subject public key is `key` (EC point, RSA
+    /// modulus and exponent, or Ed25519 bytes compared exactly).
+    public func hasPublicKey(_ key: ECDSA.PublicKey) -> Bool {
+        openSSLCurveName == key.curve.openSSLName && openSSLEncodedPublicKey == key.x963Representation
+    }
+
+    /// Whether the certificate's subject public key is the RSA key `key`.
+    public func hasPublicKey(_ key: RSA.PublicKey) -> Bool {
+        guard let info = openSSLSubjectPublicKeyInfo, let mine = try? RSA.PublicKey(derRepresentation: info) else { return false }
+        return mine == key
+    }
+
+    /// Whether the certificate's subject public key is the Ed25519 key `key`.
+    public func hasPublicKey(_ key: Ed25519.PublicKey) -> Bool {
+        openSSLRawEdwardsKey(type: "ED25519") == key.rawRepresentation
+    }
+
     /// Whether the certificate chains to one of `roots`, optionally through
     /// `intermediates`, under OpenSSL's path validation.
     public func chains(to roots: [X509Certificate], through intermediates: [X509Certificate] = []) -> Bool {

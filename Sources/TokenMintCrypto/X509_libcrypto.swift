@@ -47,6 +47,61 @@ extension X509Certificate {
         return String(decoding: name.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// The extension `oid`'s value bytes (`X509_get_ext_by_OBJ`).
+    func openSSLExtensionValue(oid: String) -> [UInt8]? {
+        guard let object = OBJ_txt2obj(oid, 1) else {
+            OpenSSL.clearErrors()
+            return nil
+        }
+        defer { ASN1_OBJECT_free(object) }
+        let index = X509_get_ext_by_OBJ(box.pointer, object, -1)
+        guard index >= 0, let ext = X509_get_ext(box.pointer, index), let data = X509_EXTENSION_get_data(ext),
+            let bytes = ASN1_STRING_get0_data(data)
+        else { return nil }
+        let length = Int(ASN1_STRING_length(data))
+        guard length >= 0 else { return nil }
+        return Array(UnsafeBufferPointer(start: bytes, count: length))
+    }
+
+    /// The EC public point, uncompressed (`04 ‖ x ‖ y`); nil for any other key.
+    var openSSLEncodedPublicKey: [UInt8]? {
+        guard let key = X509_get0_pubkey(box.pointer), EVP_PKEY_is_a(key, "EC") == 1 else { return nil }
+        var point = [UInt8](repeating: 0, count: 160)
+        var length = 0
+        guard EVP_PKEY_get_octet_string_param(key, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, &point, point.count, &length) == 1,
+            length <= point.count
+        else {
+            OpenSSL.clearErrors()
+            return nil
+        }
+        return Array(point.prefix(length))
+    }
+
+    /// The SubjectPublicKeyInfo DER (`i2d_PUBKEY`).
+    var openSSLSubjectPublicKeyInfo: [UInt8]? {
+        guard let key = X509_get0_pubkey(box.pointer) else { return nil }
+        let length = i2d_PUBKEY(key, nil)
+        guard length > 0, length <= 64 * 1024 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(length))
+        let written = bytes.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor = buffer.baseAddress
+            return i2d_PUBKEY(key, &cursor)
+        }
+        return written == length ? bytes : nil
+    }
+
+    /// The raw public key of an Edwards key of `type` ("ED25519", "ED448").
+    func openSSLRawEdwardsKey(type: String) -> [UInt8]? {
+        guard let key = X509_get0_pubkey(box.pointer), EVP_PKEY_is_a(key, type) == 1 else { return nil }
+        var raw = [UInt8](repeating: 0, count: 57)
+        var length = raw.count
+        guard EVP_PKEY_get_raw_public_key(key, &raw, &length) == 1 else {
+            OpenSSL.clearErrors()
+            return nil
+        }
+        return Array(raw.prefix(length))
+    }
+
     /// `X509_verify_cert` against a store of `roots` with `intermediates` as
     /// untrusted certificates.
     func openSSLChains(to roots: [X509Certificate], through intermediates: [X509Certificate]) -> Bool {
