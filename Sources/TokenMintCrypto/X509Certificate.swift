@@ -49,8 +49,10 @@ public struct X509Certificate: Sendable {
     }
 
     /// Whether the certificate chains to one of `roots`, optionally through
-    /// `intermediates`, under OpenSSL's path validation.
-    public func chains(to roots: [X509Certificate], through intermediates: [X509Certificate] = []) -> Bool {
-        openSSLChains(to: roots, through: intermediates)
+    /// `intermediates`, under OpenSSL's path validation, with every
+    /// certificate valid at `time` (Unix seconds; nil for now). Only `roots`
+    /// anchor a path: a self-signed certificate among `intermediates` does not.
+    public func chains(to roots: [X509Certificate], through intermediates: [X509Certificate] = [], at time: Int64? = nil) -> Bool {
+        openSSLChains(to: roots, through: intermediates, at: time)
     }
 }

@@ -104,7 +104,7 @@ extension X509Certificate {
 
     /// `X509_verify_cert` against a store of `roots` with `intermediates` as
     /// untrusted certificates.
-    func openSSLChains(to roots: [X509Certificate], through intermediates: [X509Certificate]) -> Bool {
+    func openSSLChains(to roots: [X509Certificate], through intermediates: [X509Certificate], at time: Int64?) -> Bool {
         guard !roots.isEmpty, let store = X509_STORE_new() else { return false }
         defer { X509_STORE_free(store) }
         for root in roots where X509_STORE_add_cert(store, root.box.pointer) != 1 { return false }
@@ -114,6 +114,7 @@ extension X509Certificate {
         defer { OPENSSL_sk_free(untrusted) }
         for certificate in intermediates { _ = OPENSSL_sk_push(untrusted, UnsafeRawPointer(certificate.box.pointer)) }
         guard X509_STORE_CTX_init(context, store, box.pointer, untrusted) == 1 else { return false }
+        if let time { X509_STORE_CTX_set_time(context, 0, time_t(time)) }
         let result = X509_verify_cert(context)
         OpenSSL.clearErrors()
         return result == 1

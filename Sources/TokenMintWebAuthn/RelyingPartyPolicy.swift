@@ -19,8 +19,13 @@ public struct RelyingPartyPolicy: Sendable {
     /// Whether a signature counter that did not increase rejects the assertion
     /// (true) or is reported in the result as a clone signal (false).
     public var rejectSignCountRollback = true
-    /// Root certificates (DER) for packed attestation with x5c.
+    /// Root certificates (DER) that anchor attestation certificate chains
+    /// (packed with x5c, fido-u2f, apple, android-key).
     public var attestationRoots: [[UInt8]] = []
+    /// The time (Unix seconds) at which attestation certificates must be
+    /// valid; nil for now. Set it to re-verify a stored attestation as of
+    /// its registration.
+    public var attestationTime: Int64?
     /// Called with the challenge once it matched: returns false when the
     /// challenge was already used (the host keeps the single-use record).
     public var consumeChallenge: (@Sendable ([UInt8]) -> Bool)?

@@ -34,7 +34,7 @@ extension RelyingPartyVerifier {
     /// self-signed certificate sent in x5c is one more untrusted certificate.
     func checkChain(_ leaf: X509Certificate, _ intermediates: [X509Certificate]) throws(TokenMintError) {
         let roots = policy.attestationRoots.compactMap { try? X509Certificate(derRepresentation: $0) }
-        guard leaf.chains(to: roots, through: intermediates) else {
+        guard leaf.chains(to: roots, through: intermediates, at: policy.attestationTime) else {
             throw TokenMintError(.webAuthn.invalidAttestation, "the attestation certificate does not chain to a trusted root")
         }
     }

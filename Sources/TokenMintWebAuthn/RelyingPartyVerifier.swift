@@ -107,11 +107,8 @@ public struct RelyingPartyVerifier: Sendable {
             guard let algorithm = COSEAlgorithm(rawValue: alg), leaf.isValidSignature(signature, for: signed, hash: algorithm.hash) else {
                 throw TokenMintError(.webAuthn.invalidAttestation, "the packed attestation signature does not verify with its certificate")
             }
-            let roots = policy.attestationRoots.compactMap { try? X509Certificate(derRepresentation: $0) }
             let intermediates = certificates.dropFirst().compactMap { $0.bytesValue }.compactMap { try? X509Certificate(derRepresentation: $0) }
-            guard leaf.chains(to: roots, through: intermediates) else {
-                throw TokenMintError(.webAuthn.invalidAttestation, "the attestation certificate does not chain to a trusted root")
-            }
+            try checkChain(leaf, intermediates)
         } else {
             guard entries.count == 2 else { throw TokenMintError(.webAuthn.invalidAttestation, "packed self attestation is {alg, sig}") }
             guard alg == credential.publicKey.algorithm.rawValue else {
@@ -144,10 +141,7 @@ public struct RelyingPartyVerifier: Sendable {
         guard leaf.isValidSignature(signature, for: signed, hash: .sha256) else {
             throw TokenMintError(.webAuthn.invalidAttestation, "the fido-u2f attestation signature does not verify with its certificate")
         }
-        let roots = policy.attestationRoots.compactMap { try? X509Certificate(derRepresentation: $0) }
-        guard leaf.chains(to: roots) else {
-            throw TokenMintError(.webAuthn.invalidAttestation, "the attestation certificate does not chain to a trusted root")
-        }
+        try checkChain(leaf, [])
     }
 
     /// Verifies an assertion against a registered credential and its stored counter.

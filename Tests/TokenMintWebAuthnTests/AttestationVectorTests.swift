@@ -1,0 +1,162 @@
+import TokenMintCore
+import Foundation
+import Testing
+import TokenMintCBOR
+import TokenMintCrypto
+import TokenMintWebAuthn
+
+/// Certificate-based attestation against vector files in `Vectors/webauthn/`:
+/// how a chain is anchored (`attestation-chains.json`, made with
+/// pyca/cryptography and python-fido2), Apple's anonymous attestation
+/// (`apple.json`) and Android key attestation (`android-key.json`), both
+/// from py_webauthn's published tests.
+@Suite("Attestation vectors")
+struct AttestationVectorTests {
+    struct Case {
+        let name: String
+        let clientDataJSON: [UInt8]
+        let attestationObject: [UInt8]
+        let rawID: [UInt8]
+        let challenge: [UInt8]
+        let rpID: String
+        let origin: String
+        let item: [String: Any]
+    }
+
+    static func load(_ file: String) throws -> (cases: [Case], roots: [String: [UInt8]]) {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Vectors/webauthn/" + file)
+        let data = try #require(try? Data(contentsOf: url), "Vectors/webauthn/\(file) is absent: the repository ships it")
+        let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        var roots: [String: [UInt8]] = [:]
+        for (name, text) in root["roots"] as? [String: String] ?? [:] { roots[name] = [UInt8](try #require(Data(base64Encoded: text))) }
+        func text(_ object: [String: Any], _ name: String) throws -> String {
+            guard let value = object[name] as? String else { throw TokenMintError(.webAuthn.invalidParameter, "\(name) is missing") }
+            return value
+        }
+        var cases: [Case] = []
+        for item in root["cases"] as? [[String: Any]] ?? [] {
+            let credential = item["credential"] as? [String: Any] ?? [:]
+            let response = credential["response"] as? [String: Any] ?? [:]
+            cases.append(Case(
+                name: try text(item, "name"), clientDataJSON: try Base64URL.decode(try text(response, "clientDataJSON")),
+                attestationObject: try Base64URL.decode(try text(response, "attestationObject")),
+                rawID: try Base64URL.decode(try text(credential, "rawId")), challenge: try Base64URL.decode(try text(item, "challenge")),
+                rpID: try text(item, "rpId"), origin: try text(item, "origin"), item: item))
+        }
+        return (cases, roots)
+    }
+
+    static func verify(_ item: Case, roots: [[UInt8]], at time: Int64? = nil, attestationObject: [UInt8]? = nil) throws(TokenMintError) -> RegisteredCredential {
+        var policy = RelyingPartyPolicy(rpID: item.rpID, origins: [item.origin])
+        policy.attestationRoots = roots
+        policy.attestationTime = time
+        return try RelyingPartyVerifier(policy: policy).verifyRegistration(
+            clientDataJSON: item.clientDataJSON, attestationObject: attestationObject ?? item.attestationObject, challenge: item.challenge,
+            rawID: item.rawID)
+    }
+
+    static func failure(_ body: () throws(TokenMintError) -> RegisteredCredential) -> TokenMintError? {
+        do { _ = try body() } catch { return error }
+        return nil
+    }
+
+    @Test("chains: a self-signed root sent in x5c anchors nothing (GHSA-6hxq-p678-4hr2); intermediates; validity time")
+    func chains() throws {
+        let (cases, roots) = try Self.load("attestation-chains.json")
+        #expect(cases.count == 4)
+        for item in cases {
+            let time = (item.item["validAt"] as? NSNumber)?.int64Value
+            for name in item.item["acceptedWithRoots"] as? [String] ?? [] {
+                let root = try #require(roots[name])
+                #expect(throws: Never.self, "\(item.name) with root \(name)") { _ = try Self.verify(item, roots: [root], at: time) }
+            }
+            for name in item.item["refusedWithRoots"] as? [String] ?? [] {
+                let root = try #require(roots[name])
+                let error = Self.failure { () throws(TokenMintError) in try Self.verify(item, roots: [root], at: time) }
+                #expect(error?.code == .webAuthn.invalidAttestation, "\(item.name) with root \(name): \(String(describing: error))")
+            }
+        }
+        // The expired leaf: valid at its registration, not now, not after its end.
+        let expired = try #require(cases.first { $0.name == "expired leaf" })
+        let trusted = try #require(roots["trusted"])
+        let until = try #require((expired.item["validUntil"] as? NSNumber)?.int64Value)
+        #expect(Self.failure { () throws(TokenMintError) in try Self.verify(expired, roots: [trusted]) }?.code == .webAuthn.invalidAttestation)
+        #expect(Self.failure { () throws(TokenMintError) in try Self.verify(expired, roots: [trusted], at: until + 1) }?.code == .webAuthn.invalidAttestation)
+        // No root configured: nothing anchors.
+        let first = try #require(cases.first)
+        #expect(Self.failure { () throws(TokenMintError) in try Self.verify(first, roots: []) }?.code == .webAuthn.invalidAttestation)
+    }
+
+    /// The attestation object with one member of its statement or its
+    /// authenticator data changed by `change`.
+    static func changing(_ object: [UInt8], member: String, inStatement: Bool, _ change: ([UInt8]) -> [UInt8]) throws -> [UInt8] {
+        let parsed = try CBORDecoder.decode(object, requireCanonical: false)
+        guard case .map(let entries) = parsed else {
+            Issue.record("the attestation object is not a map")
+            return object
+        }
+        let rebuilt = entries.map { entry -> CBORMapEntry in
+            if !inStatement, entry.key == .text(member) { return CBORMapEntry(key: entry.key, value: .bytes(change(entry.value.bytesValue ?? []))) }
+            guard inStatement, entry.key == .text("attStmt"), case .map(let statement) = entry.value else { return entry }
+            return CBORMapEntry(key: entry.key, value: .map(statement.map { inner in
+                inner.key == .text(member) ? CBORMapEntry(key: inner.key, value: .bytes(change(inner.value.bytesValue ?? []))) : inner
+            }))
+        }
+        return CBOREncoder.encode(.map(rebuilt))
+    }
+
+    /// One published registration of `file`: accepted at the time its test
+    /// set, refused now (a certificate has expired since), without its root,
+    /// with its signature counter changed (what the attestation covers), and
+    /// with another root.
+    func published(_ file: String, format: String, otherRoot: [UInt8]) throws {
+        let (cases, roots) = try Self.load(file)
+        #expect(cases.count == 1 && roots.count == 1)
+        let item = try #require(cases.first)
+        let root = try #require(roots.values.first)
+        let time = try #require((item.item["validationTime"] as? NSNumber)?.int64Value)
+        let credential = try Self.verify(item, roots: [root], at: time)
+        #expect(credential.attestationFormat == format)
+        #expect(credential.credentialID == item.rawID)
+        let now = Self.failure { () throws(TokenMintError) in try Self.verify(item, roots: [root]) }
+        #expect(now?.code == .webAuthn.invalidAttestation, "\(String(describing: now))")
+        #expect(Self.failure { () throws(TokenMintError) in try Self.verify(item, roots: [], at: time) }?.code == .webAuthn.invalidAttestation)
+        #expect(Self.failure { () throws(TokenMintError) in try Self.verify(item, roots: [otherRoot], at: time) }?.code == .webAuthn.invalidAttestation)
+        // signCount is bytes 33 to 36 of authData: covered by the nonce (apple) or the signature (android-key).
+        for offset in 33..<37 {
+            let changed = try Self.changing(item.attestationObject, member: "authData", inStatement: false) { bytes in
+                var copy = bytes
+                copy[offset] ^= 0x01
+                return copy
+            }
+            let error = Self.failure { () throws(TokenMintError) in try Self.verify(item, roots: [root], at: time, attestationObject: changed) }
+            #expect(error?.code == .webAuthn.invalidAttestation, "authData byte \(offset): \(String(describing: error))")
+        }
+    }
+
+    @Test("apple: py_webauthn's passkey registration verifies against Apple's WebAuthn root; changes and other roots refused")
+    func apple() throws {
+        let other = try #require(try Self.load("android-key.json").roots.values.first)
+        try published("apple.json", format: "apple", otherRoot: other)
+    }
+
+    @Test("android-key: py_webauthn's hardware-backed registration verifies against Google's root; a changed signature is refused")
+    func androidKey() throws {
+        let other = try #require(try Self.load("apple.json").roots.values.first)
+        try published("android-key.json", format: "android-key", otherRoot: other)
+        let (cases, roots) = try Self.load("android-key.json")
+        let item = try #require(cases.first)
+        let root = try #require(roots.values.first)
+        let time = try #require((item.item["validationTime"] as? NSNumber)?.int64Value)
+        for index in [0, 10, 40, 70] {
+            let changed = try Self.changing(item.attestationObject, member: "sig", inStatement: true) { bytes in
+                var copy = bytes
+                if index < copy.count { copy[index] ^= 0x01 }
+                return copy
+            }
+            let error = Self.failure { () throws(TokenMintError) in try Self.verify(item, roots: [root], at: time, attestationObject: changed) }
+            #expect(error?.code == .webAuthn.invalidAttestation, "sig byte \(index)")
+        }
+    }
+}
