@@ -48,6 +48,13 @@ public struct X509Certificate: Sendable {
         openSSLRawEdwardsKey(type: "ED25519") == key.rawRepresentation
     }
 
+    /// Whether the certificate is issued to the DNS name `hostname`
+    /// (OpenSSL's `X509_check_host`: subject alternative names, or the
+    /// subject's common name when it has none; no partial wildcards).
+    public func matches(hostname: String) -> Bool {
+        openSSLMatches(hostname: hostname)
+    }
+
     /// Whether the certificate chains to one of `roots`, optionally through
     /// `intermediates`, under OpenSSL's path validation, with every
     /// certificate valid at `time` (Unix seconds; nil for now). Only `roots`

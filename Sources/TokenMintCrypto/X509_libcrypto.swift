@@ -102,6 +102,14 @@ extension X509Certificate {
         return Array(raw.prefix(length))
     }
 
+    /// `X509_check_host` with partial wildcards refused.
+    func openSSLMatches(hostname: String) -> Bool {
+        guard !hostname.isEmpty, hostname.utf8.count <= 253 else { return false }
+        let result = X509_check_host(box.pointer, hostname, hostname.utf8.count, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS), nil)
+        OpenSSL.clearErrors()
+        return result == 1
+    }
+
     /// `X509_verify_cert` against a store of `roots` with `intermediates` as
     /// untrusted certificates.
     func openSSLChains(to roots: [X509Certificate], through intermediates: [X509Certificate], at time: Int64?) -> Bool {

@@ -20,7 +20,7 @@ public struct RelyingPartyPolicy: Sendable {
     /// (true) or is reported in the result as a clone signal (false).
     public var rejectSignCountRollback = true
     /// Root certificates (DER) that anchor attestation certificate chains
-    /// (packed with x5c, fido-u2f, apple, android-key).
+    /// (packed with x5c, fido-u2f, apple, android-key, android-safetynet).
     public var attestationRoots: [[UInt8]] = []
     /// The time (Unix seconds) at which attestation certificates must be
     /// valid; nil for now. Set it to re-verify a stored attestation as of

@@ -1,6 +1,7 @@
 import TokenMintCore
 import TokenMintCrypto
 import TokenMintCBOR
+import Foundation
 
 // The certificate-based attestation formats beyond packed and fido-u2f:
 // apple (WebAuthn §8.8) and android-key (§8.4).
@@ -118,5 +119,71 @@ extension RelyingPartyVerifier {
         }
         guard purposes.contains(2) else { throw TokenMintError(.webAuthn.invalidAttestation, "the key's purpose is not signing") }
         try checkChain(leaf, intermediates)
+    }
+}
+
+extension RelyingPartyVerifier {
+    /// How far a SafetyNet `timestampMs` may be from the verification time
+    /// (the policy's attestation time, or now), in milliseconds.
+    static let safetyNetWindow: Int64 = 60_000
+
+    /// Android SafetyNet attestation (§8.5): `{ver, response}`, where
+    /// `response` is a compact JWS (RS256 or ES256) whose x5c leaf is issued
+    /// to attest.android.com and chains to a configured root (GlobalSign),
+    /// whose signature verifies with that leaf, and whose payload has
+    /// `nonce` = base64(SHA-256(authData ‖ clientDataHash)),
+    /// `basicIntegrity` and `ctsProfileMatch` true, and `timestampMs` within a
+    /// minute of the verification time.
+    func verifySafetyNet(_ statement: CBOR, signed: [UInt8]) throws(TokenMintError) {
+        func fail(_ why: String) -> TokenMintError { TokenMintError(.webAuthn.invalidAttestation, "android-safetynet: \(why)") }
+        guard statement.mapValue?.count == 2, let version = statement[.text("ver")]?.textValue, !version.isEmpty,
+            let response = statement[.text("response")]?.bytesValue, response.count <= 64 * 1024
+        else { throw fail("the attStmt is {ver, response}") }
+        let parts = response.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerBytes = try? Base64URL.decode(String(decoding: parts[0], as: UTF8.self)),
+            let payloadBytes = try? Base64URL.decode(String(decoding: parts[1], as: UTF8.self)),
+            let signature = try? Base64URL.decode(String(decoding: parts[2], as: UTF8.self)),
+            let header = (try? JSONParser.parse(headerBytes))?.objectValue, let payload = (try? JSONParser.parse(payloadBytes))?.objectValue
+        else { throw fail("the response is not a compact JWS with JSON header and payload") }
+        // x5c holds standard base64 (RFC 7515 §4.1.6).
+        guard let chain = header["x5c"]?.arrayValue, (1...8).contains(chain.count) else { throw fail("the JWS header has no x5c") }
+        var certificates: [X509Certificate] = []
+        for entry in chain {
+            guard let text = entry.stringValue,
+                let der = try? Base64URL.decode(String(text.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 }), padding: .either),
+                let certificate = try? X509Certificate(derRepresentation: der)
+            else { throw fail("a certificate in x5c does not parse") }
+            certificates.append(certificate)
+        }
+        let leaf = certificates[0]
+        guard leaf.matches(hostname: "attest.android.com") else { throw fail("the certificate is not issued to attest.android.com") }
+        let signingInput = Array(parts[0]) + [UInt8(ascii: ".")] + Array(parts[1])
+        let valid: Bool
+        switch header["alg"]?.stringValue {
+        case "RS256":
+            valid = leaf.isValidSignature(signature, for: signingInput, hash: .sha256)
+        case "ES256":
+            guard let raw = try? ECDSA.Signature(rawRepresentation: signature, curve: .p256) else { throw fail("an ES256 signature is 64 bytes") }
+            valid = leaf.isValidSignature(raw.derRepresentation, for: signingInput, hash: .sha256)
+        default:
+            throw fail("the JWS alg is not RS256 or ES256")
+        }
+        guard valid else { throw fail("the JWS signature does not verify with its certificate") }
+        // The nonce is standard base64 with padding.
+        let expected = Base64URL.encode(HashFunction.sha256.hash(signed), padding: .padded)
+            .map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 }
+        guard let nonce = payload["nonce"]?.stringValue, ConstantTime.equals(Array(nonce.utf8), Array(String(expected).utf8)) else {
+            throw fail("the nonce is not base64(SHA-256(authData ‖ clientDataHash))")
+        }
+        guard payload["basicIntegrity"]?.boolValue == true, payload["ctsProfileMatch"]?.boolValue == true else {
+            throw fail("the device failed SafetyNet's integrity checks (basicIntegrity, ctsProfileMatch)")
+        }
+        guard let stamp = payload["timestampMs"]?.int64Value else { throw fail("the payload has no timestampMs") }
+        let seconds = policy.attestationTime ?? Int64(Date().timeIntervalSince1970)
+        let (now, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        guard !overflow, TimeArithmetic.subtracting(now, stamp).magnitude <= UInt64(Self.safetyNetWindow) else {
+            throw fail("timestampMs is more than a minute from the verification time")
+        }
+        try checkChain(leaf, Array(certificates.dropFirst()))
     }
 }

@@ -52,7 +52,8 @@ public struct RelyingPartyVerifier: Sendable {
     }
 
     /// Verifies a registration (attestation "none", "packed" self or with
-    /// x5c, "fido-u2f", "apple" or "android-key"; certificate chains end at
+    /// x5c, "fido-u2f", "apple", "android-key" or "android-safetynet";
+    /// certificate chains end at
     /// the policy's attestation roots).
     /// `rawID`, the credential's `rawId` as the client sent it, must be the
     /// credential ID in the authenticator data when given.
@@ -82,6 +83,8 @@ public struct RelyingPartyVerifier: Sendable {
             try verifyFIDOU2F(object.statement, rpIDHash: data.rpIDHash, clientDataHash: HashFunction.sha256.hash(clientDataJSON), credential: credential)
         case "apple":
             try verifyApple(object.statement, signed: signed, credential: credential)
+        case "android-safetynet":
+            try verifySafetyNet(object.statement, signed: signed)
         case "android-key":
             try verifyAndroidKey(object.statement, signed: signed, clientDataHash: HashFunction.sha256.hash(clientDataJSON), credential: credential)
         default:

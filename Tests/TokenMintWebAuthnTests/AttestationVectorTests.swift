@@ -159,4 +159,42 @@ struct AttestationVectorTests {
             #expect(error?.code == .webAuthn.invalidAttestation, "sig byte \(index)")
         }
     }
+
+    @Test("android-safetynet: py_webauthn's registrations at the time Google signed them; late, now, rootless and changed ones refused")
+    func safetyNet() throws {
+        let (cases, roots) = try Self.load("android-safetynet.json")
+        #expect(!cases.isEmpty)
+        let anchors = Array(roots.values)
+        for item in cases {
+            let stamp = try #require((item.item["timestampMs"] as? NSNumber)?.int64Value)
+            let time = stamp / 1000
+            let expected = item.item["pyWebauthnResult"] as? String ?? ""
+            guard expected == "accepted" else {
+                let error = Self.failure { () throws(TokenMintError) in try Self.verify(item, roots: anchors, at: time) }
+                #expect(error?.code == .webAuthn.invalidAttestation, "\(item.name): py_webauthn says \(expected)")
+                continue
+            }
+            let credential = try Self.verify(item, roots: anchors, at: time)
+            #expect(credential.attestationFormat == "android-safetynet")
+            for (label, late) in [("61 s after it was signed", time + 61), ("61 s before", time - 61), ("now", Int64(Date().timeIntervalSince1970))] {
+                let error = Self.failure { () throws(TokenMintError) in try Self.verify(item, roots: anchors, at: late) }
+                #expect(error?.code == .webAuthn.invalidAttestation, "\(item.name) \(label)")
+            }
+            #expect(Self.failure { () throws(TokenMintError) in try Self.verify(item, roots: [], at: time) }?.code == .webAuthn.invalidAttestation)
+            let changed = try Self.changing(item.attestationObject, member: "authData", inStatement: false) { bytes in
+                var copy = bytes
+                copy[33] ^= 0x01
+                return copy
+            }
+            let error = Self.failure { () throws(TokenMintError) in try Self.verify(item, roots: anchors, at: time, attestationObject: changed) }
+            #expect(error?.code == .webAuthn.invalidAttestation, "a changed signCount leaves the nonce wrong")
+            let response = try Self.changing(item.attestationObject, member: "response", inStatement: true) { bytes in
+                var copy = bytes
+                copy[copy.count - 5] = copy[copy.count - 5] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+                return copy
+            }
+            let tampered = Self.failure { () throws(TokenMintError) in try Self.verify(item, roots: anchors, at: time, attestationObject: response) }
+            #expect(tampered?.code == .webAuthn.invalidAttestation, "a changed JWS signature")
+        }
+    }
 }
