@@ -121,7 +121,7 @@ struct PasskeyRoutes: Sendable {
             ("excludeCredentials", Self.descriptors(ceremony.credentialIDs)),
             ("authenticatorSelection", .object(JSONObject([("residentKey", "required"), ("requireResidentKey", true),
                                                            ("userVerification", "required")]))),
-            ("attestation", "none"),
+            ("attestation", .string(configuration.attestation.rawValue)),
             ("extensions", .object(JSONObject([("credProps", true)]))),
         ])
         return HTTPMessages.json(.ok, options)

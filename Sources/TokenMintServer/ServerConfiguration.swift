@@ -18,6 +18,14 @@ public struct ServerConfiguration: Sendable {
     public var relyingPartyID: String?
     /// The WebAuthn origin (default: the issuer).
     public var origin: String?
+    /// Whether passkey registrations ask for the authenticator's attestation
+    /// (`direct`) or not (`none`, the default: browsers then send none).
+    public var attestation: Attestation = .none
+    /// A PEM file of root certificates that anchor attestation certificate
+    /// chains (an authenticator vendor's, Apple's WebAuthn root, Google's
+    /// hardware attestation roots, …). Without it, an attestation that comes
+    /// with certificates is refused: nothing could make it trustworthy.
+    public var attestationRootsPath: String?
     /// A PEM certificate chain and its PEM private key: the server speaks
     /// TLS when both are given.
     public var tlsCertificatePath: String?
@@ -36,6 +44,15 @@ public struct ServerConfiguration: Sendable {
     /// visible ASCII characters, one trailing line break allowed; mode 0600).
     /// It is read once, at start. Nil: that route answers 404.
     public var serviceKeyPath: String?
+
+    /// The attestation conveyance passkey registrations ask for (WebAuthn
+    /// `AttestationConveyancePreference`).
+    public enum Attestation: String, Sendable, CaseIterable {
+        /// No attestation (the authenticator's make and model stay private).
+        case none
+        /// The authenticator's attestation, verified against the configured roots.
+        case direct
+    }
 
     /// A configuration serving `stateDirectory` on `host:port`.
     public init(host: String = "127.0.0.1", port: Int = 8080, stateDirectory: String) {
@@ -64,6 +81,9 @@ public struct ServerConfiguration: Sendable {
             if let url, !(url.hasPrefix("http://") || url.hasPrefix("https://")) || url.hasSuffix("/") || url.utf8.count > 512 {
                 throw TokenMintError(.server.invalidConfiguration, "\(name) is an http(s) URL without a trailing slash")
             }
+        }
+        if let attestationRootsPath, attestationRootsPath.isEmpty {
+            throw TokenMintError(.server.invalidConfiguration, "--attestation-roots names no file")
         }
         if let serviceKeyPath, serviceKeyPath.isEmpty {
             throw TokenMintError(.server.invalidConfiguration, "--service-key-file names no file")

@@ -74,6 +74,7 @@ public struct TokenMintServer: Sendable {
             throw TokenMintError(.server.invalidConfiguration, "the store in \(directory) cannot be upgraded: \(error.reason)", underlying: error)
         }
         let oauthState: any KeyValueStore = state ?? store
+        let attestationRoots = try configuration.attestationRootsPath.map(Self.certificates(pemFile:)) ?? []
         let clock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
         let base = configuration.effectiveIssuer
         let origin = configuration.origin ?? base
@@ -83,6 +84,7 @@ public struct TokenMintServer: Sendable {
             // Passkeys here stand in for a password: user verification is required.
             var policy = RelyingPartyPolicy(rpID: rpID, origins: [origin])
             policy.requireUserVerification = true
+            policy.attestationRoots = attestationRoots
             issuer = try LocalTokenIssuer(store: oauthState, issuer: base, audience: base, relyingParty: policy, clock: clock, logger: logger)
         } catch { throw TokenMintError(.server.invalidConfiguration, "the token issuer does not start: \(error.reason)", underlying: error) }
         var verifier: PaymentTokenVerifier
@@ -117,6 +119,33 @@ public struct TokenMintServer: Sendable {
         } else if !isDirectory.boolValue {
             throw TokenMintError(.server.invalidConfiguration, "--state \(directory) is not a directory")
         }
+    }
+
+    /// The DER certificates of a PEM file (`-----BEGIN CERTIFICATE-----`
+    /// blocks; anything between blocks is ignored), each parsed.
+    /// - Throws: `server.invalidConfiguration` for a file that cannot be
+    ///   read, is over 1 MiB, holds no certificate or one that does not parse.
+    static func certificates(pemFile path: String) throws(TokenMintError) -> [[UInt8]] {
+        guard let data = FileManager.default.contents(atPath: path), data.count <= 1 << 20 else {
+            throw TokenMintError(.server.invalidConfiguration, "--attestation-roots \(SafeText.escaped(path.prefix(256))) cannot be read (or is over 1 MiB)")
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        var certificates: [[UInt8]] = []
+        var rest = Substring(text)
+        while let begin = rest.range(of: "-----BEGIN CERTIFICATE-----") {
+            guard let end = rest[begin.upperBound...].range(of: "-----END CERTIFICATE-----") else {
+                throw TokenMintError(.server.invalidConfiguration, "--attestation-roots: a certificate block does not end")
+            }
+            let body = rest[begin.upperBound..<end.lowerBound].filter { !$0.isWhitespace }
+                .map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 }
+            guard let der = try? Base64URL.decode(String(body), padding: .either), (try? X509Certificate(derRepresentation: der)) != nil else {
+                throw TokenMintError(.server.invalidConfiguration, "--attestation-roots: certificate \(certificates.count + 1) does not parse")
+            }
+            certificates.append(der)
+            rest = rest[end.upperBound...]
+        }
+        guard !certificates.isEmpty else { throw TokenMintError(.server.invalidConfiguration, "--attestation-roots holds no PEM certificate") }
+        return certificates
     }
 
     /// The master key of the server whose state directory is `stateDirectory`

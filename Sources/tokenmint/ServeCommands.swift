@@ -83,6 +83,10 @@ struct Serve: AsyncParsableCommand {
         @Option(name: .customLong("authorized-party"), help: "The azp every device JWT must carry.") var authorizedParty: String?
         @Option(help: "The WebAuthn origin (default: the issuer).") var origin: String?
         @Option(name: .customLong("rp-id"), help: "The WebAuthn relying party ID (default: the origin's host).") var rpID: String?
+        @Option(help: "The attestation passkey registrations ask for: none (the default) or direct.") var attestation = "none"
+        @Option(name: .customLong("attestation-roots"),
+                help: "A PEM file of the root certificates that anchor attestation chains (needed to accept attestations with certificates).")
+        var attestationRoots: String?
         @Option(name: .customLong("tls-certificate"), help: "A PEM certificate chain: serve HTTPS (with --tls-key).") var tlsCertificate: String?
         @Option(name: .customLong("tls-key"), help: "The PEM private key of --tls-certificate.") var tlsKey: String?
         @Option(name: .customLong("max-body"), help: "The largest request body taken, in bytes.") var maximumBody = 64 * 1024
@@ -97,6 +101,11 @@ struct Serve: AsyncParsableCommand {
             configuration.authorizedParty = authorizedParty
             configuration.origin = origin
             configuration.relyingPartyID = rpID
+            guard let conveyance = ServerConfiguration.Attestation(rawValue: attestation) else {
+                throw ValidationError("--attestation is none or direct, not \(attestation)")
+            }
+            configuration.attestation = conveyance
+            configuration.attestationRootsPath = attestationRoots
             configuration.tlsCertificatePath = tlsCertificate
             configuration.tlsKeyPath = tlsKey
             configuration.maximumBodyBytes = maximumBody

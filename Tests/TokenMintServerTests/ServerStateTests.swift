@@ -1,5 +1,7 @@
 #if Server
 import Foundation
+import Hummingbird
+import HummingbirdTesting
 import Logging
 import Testing
 import TokenMintCore
@@ -92,6 +94,49 @@ struct ServerStateTests {
         for bad in ["", "x", String(repeating: "A", count: 43), String(repeating: "A", count: 300)] {
             #expect(try codes.redeem(bad, now: 1000) == nil)
         }
+    }
+
+    @Test("--attestation direct asks for the authenticator's attestation; --attestation-roots reads a PEM bundle or refuses it")
+    func attestationOptions() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tokenmint-attestation-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try TokenMintServer.prepareStateDirectory(directory)
+        // Two published roots from the vectors, as PEM with text around them.
+        let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Vectors/webauthn")
+        var ders: [[UInt8]] = []
+        for file in ["apple.json", "android-key.json"] {
+            let data = try Data(contentsOf: vectors.appendingPathComponent(file))
+            let roots = try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["roots"] as? [String: String])
+            let text = try #require(roots.values.first)
+            ders.append([UInt8](try #require(Data(base64Encoded: text))))
+        }
+        let pem = ders.map { der in
+            "subject: a root\n-----BEGIN CERTIFICATE-----\n" + Data(der).base64EncodedString(options: .lineLength64Characters) + "\n-----END CERTIFICATE-----\n"
+        }.joined()
+        let path = directory + "/roots.pem"
+        try Data(pem.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(try TokenMintServer.certificates(pemFile: path) == ders)
+        for (name, text) in [("empty", ""), ("no end", "-----BEGIN CERTIFICATE-----\nMIIB\n"),
+                             ("not a certificate", "-----BEGIN CERTIFICATE-----\naGVsbG8=\n-----END CERTIFICATE-----\n")] {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/bad.pem"))
+            let error = #expect(throws: TokenMintError.self, "\(name)") { try TokenMintServer.certificates(pemFile: directory + "/bad.pem") }
+            #expect(error?.code == .server.invalidConfiguration)
+        }
+        #expect(throws: TokenMintError.self) { try TokenMintServer.certificates(pemFile: directory + "/missing.pem") }
+        var configuration = ServerConfiguration(stateDirectory: directory)
+        configuration.attestation = .direct
+        configuration.attestationRootsPath = path
+        let server = try TokenMintServer(configuration: configuration, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let app = Application(router: server.router())
+        try await app.test(.router) { client in
+            let response = try await ServerRouteTests.post(client, "/webauthn/registration/options", "{\"username\":\"dora\"}")
+            let options = try ServerRouteTests.json(response)
+            #expect(response.status == .ok && options["attestation"]?.stringValue == "direct")
+        }
+        configuration.attestationRootsPath = directory + "/bad.pem"
+        let refused = #expect(throws: TokenMintError.self) { _ = try TokenMintServer(configuration: configuration) }
+        #expect(refused?.code == .server.invalidConfiguration)
     }
 }
 #endif
