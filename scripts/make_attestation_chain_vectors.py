@@ -12,6 +12,9 @@ pyca/cryptography and python-fido2's CBOR (independent of TokenMint).
   the same leaf without the intermediate in x5c: refused.
 - "expired leaf": valid only before `validUntil`: accepted with the policy's
   attestation time inside the window, refused at the current time.
+- compound attestations (WebAuthn L3 §8.9): two packed statements over the
+  same data, accepted when both chains are trusted; one untrusted statement
+  refuses the whole.
 
 Run from the repository root: .venv-interop/bin/python scripts/make_attestation_chain_vectors.py
 """
@@ -58,8 +61,10 @@ def der(cert):
     return cert.public_bytes(serialization.Encoding.DER)
 
 
-def registration(leaf_key, chain):
-    """A packed x5c registration signed by `leaf_key`, with `chain` (DER) as x5c."""
+def registration(leaf_key, chain, extra=()):
+    """A packed x5c registration signed by `leaf_key`, with `chain` (DER) as
+    x5c; with `extra` ((key, chain) pairs), a compound attestation (WebAuthn
+    L3 §8.9) of that statement and one packed statement per pair."""
     credential_key = ec.generate_private_key(ec.SECP256R1())
     numbers = credential_key.public_key().public_numbers()
     cose = cbor.encode({1: 2, 3: -7, -1: 1, -2: numbers.x.to_bytes(32, "big"), -3: numbers.y.to_bytes(32, "big")})
@@ -70,8 +75,15 @@ def registration(leaf_key, chain):
     challenge = os.urandom(32)
     client_data = json.dumps({"type": "webauthn.create", "challenge": b64url(challenge), "origin": ORIGIN, "crossOrigin": False},
                              separators=(",", ":")).encode()
-    signature = leaf_key.sign(auth_data + hashlib.sha256(client_data).digest(), ec.ECDSA(hashes.SHA256()))
-    attestation = cbor.encode({"fmt": "packed", "attStmt": {"alg": -7, "sig": signature, "x5c": chain}, "authData": auth_data})
+    signed = auth_data + hashlib.sha256(client_data).digest()
+    statement = {"alg": -7, "sig": leaf_key.sign(signed, ec.ECDSA(hashes.SHA256())), "x5c": chain}
+    if extra:
+        statements = [{"fmt": "packed", "attStmt": statement}]
+        statements += [{"fmt": "packed", "attStmt": {"alg": -7, "sig": key.sign(signed, ec.ECDSA(hashes.SHA256())), "x5c": more}}
+                       for key, more in extra]
+        attestation = cbor.encode({"fmt": "compound", "attStmt": statements, "authData": auth_data})
+    else:
+        attestation = cbor.encode({"fmt": "packed", "attStmt": statement, "authData": auth_data})
     return {"credential": {"id": b64url(credential_id), "rawId": b64url(credential_id), "type": "public-key",
                            "response": {"clientDataJSON": b64url(client_data), "attestationObject": b64url(attestation)}},
             "challenge": b64url(challenge), "rpId": RP_ID, "origin": ORIGIN}
@@ -104,6 +116,16 @@ def main():
     leaf = certificate(name("Leaf"), leaf_key, name("Trusted Root"), trusted_key, False, NOW - year, not_after)
     cases.append({"name": "expired leaf", **registration(leaf_key, [der(leaf)]), "acceptedWithRoots": ["trusted"], "refusedWithRoots": [],
                   "validAt": int((NOW - year / 2).timestamp()), "validUntil": int(not_after.timestamp())})
+
+    first_key, second_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    first = certificate(name("Leaf"), first_key, name("Trusted Root"), trusted_key, False, NOW - year, NOW + 20 * year)
+    second = certificate(name("Leaf"), second_key, name("Intermediate"), intermediate_key, False, NOW - year, NOW + 20 * year)
+    cases.append({"name": "compound of two packed statements", **registration(first_key, [der(first)], [(second_key, [der(second), der(intermediate)])]),
+                  "acceptedWithRoots": ["trusted"], "refusedWithRoots": ["attacker"]})
+    rogue_key = ec.generate_private_key(ec.SECP256R1())
+    rogue = certificate(name("Leaf"), rogue_key, name("Trusted Root"), attacker_key, False, NOW - year, NOW + 20 * year)
+    cases.append({"name": "compound with one untrusted statement", **registration(first_key, [der(first)], [(rogue_key, [der(rogue)])]),
+                  "acceptedWithRoots": [], "refusedWithRoots": ["trusted", "attacker"]})
 
     document = {
         "description": "Packed x5c registrations testing how a chain is anchored (GHSA-6hxq-p678-4hr2: a self-signed root sent in x5c "

@@ -32,7 +32,7 @@ public struct AttestationObject: Sendable, Hashable {
             throw TokenMintError(.webAuthn.invalidAttestation, "attestationObject: \(error)", underlying: error)
         }
         guard let entries = item.mapValue, entries.count == 3, let format = item[.text("fmt")]?.textValue,
-            let statement = item[.text("attStmt")], statement.mapValue != nil, let authData = item[.text("authData")]?.bytesValue
+            let statement = item[.text("attStmt")], statement.mapValue != nil || statement.arrayValue != nil, let authData = item[.text("authData")]?.bytesValue
         else { throw TokenMintError(.webAuthn.invalidAttestation, "attestationObject must be {fmt, attStmt, authData}") }
         self.format = format
         self.statement = statement

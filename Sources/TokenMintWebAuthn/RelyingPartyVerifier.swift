@@ -52,7 +52,8 @@ public struct RelyingPartyVerifier: Sendable {
     }
 
     /// Verifies a registration (attestation "none", "packed" self or with
-    /// x5c, "fido-u2f", "apple", "android-key" or "android-safetynet";
+    /// x5c, "fido-u2f", "apple", "android-key", "android-safetynet", or
+    /// "compound" of those;
     /// certificate chains end at
     /// the policy's attestation roots).
     /// `rawID`, the credential's `rawId` as the client sent it, must be the
@@ -74,26 +75,52 @@ public struct RelyingPartyVerifier: Sendable {
             throw TokenMintError(.webAuthn.unsupportedAlgorithm, "algorithm \(credential.publicKey.algorithm) is not accepted")
         }
         let signed = data.bytes + HashFunction.sha256.hash(clientDataJSON)
-        switch object.format {
-        case "none":
-            guard object.statement.mapValue?.isEmpty == true else { throw TokenMintError(.webAuthn.invalidAttestation, "a none attestation has an empty attStmt") }
-        case "packed":
-            try verifyPacked(object.statement, signed: signed, credential: credential)
-        case "fido-u2f":
-            try verifyFIDOU2F(object.statement, rpIDHash: data.rpIDHash, clientDataHash: HashFunction.sha256.hash(clientDataJSON), credential: credential)
-        case "apple":
-            try verifyApple(object.statement, signed: signed, credential: credential)
-        case "android-safetynet":
-            try verifySafetyNet(object.statement, signed: signed)
-        case "android-key":
-            try verifyAndroidKey(object.statement, signed: signed, clientDataHash: HashFunction.sha256.hash(clientDataJSON), credential: credential)
-        default:
-            throw TokenMintError(.webAuthn.invalidAttestation, "attestation format \(object.format) is not supported")
-        }
+        try verifyStatement(format: object.format, object.statement, data: data, signed: signed, clientDataJSON: clientDataJSON, credential: credential)
         return RegisteredCredential(
             credentialID: credential.credentialID, publicKey: credential.publicKey, signCount: data.signCount,
             backupEligible: data.flags.contains(.backupEligible), backupState: data.flags.contains(.backupState),
             userVerified: data.flags.contains(.userVerified), attestationFormat: object.format, aaguid: credential.aaguid)
+    }
+
+    /// Verifies one attestation statement of `format`; `compound` (L3 §8.9)
+    /// is two or more statements of other formats, each verified.
+    func verifyStatement(
+        format: String, _ statement: CBOR, data: AuthenticatorData, signed: [UInt8], clientDataJSON: [UInt8],
+        credential: AuthenticatorData.AttestedCredential, nested: Bool = false
+    ) throws(TokenMintError) {
+        guard format == "compound" || statement.mapValue != nil else {
+            throw TokenMintError(.webAuthn.invalidAttestation, "the attStmt of \(format) is a map")
+        }
+        switch format {
+        case "none":
+            guard statement.mapValue?.isEmpty == true else { throw TokenMintError(.webAuthn.invalidAttestation, "a none attestation has an empty attStmt") }
+        case "packed":
+            try verifyPacked(statement, signed: signed, credential: credential)
+        case "fido-u2f":
+            try verifyFIDOU2F(statement, rpIDHash: data.rpIDHash, clientDataHash: HashFunction.sha256.hash(clientDataJSON), credential: credential)
+        case "apple":
+            try verifyApple(statement, signed: signed, credential: credential)
+        case "android-safetynet":
+            try verifySafetyNet(statement, signed: signed)
+        case "android-key":
+            try verifyAndroidKey(statement, signed: signed, clientDataHash: HashFunction.sha256.hash(clientDataJSON), credential: credential)
+        case "compound" where !nested:
+            guard let entries = statement.arrayValue, (2...8).contains(entries.count) else {
+                throw TokenMintError(.webAuthn.invalidAttestation, "a compound attStmt is an array of 2 to 8 statements")
+            }
+            for entry in entries {
+                guard entry.mapValue?.count == 2, let inner = entry[.text("fmt")]?.textValue, let innerStatement = entry[.text("attStmt")] else {
+                    throw TokenMintError(.webAuthn.invalidAttestation, "a compound entry is {fmt, attStmt}")
+                }
+                guard inner != "compound", inner != "none" else {
+                    throw TokenMintError(.webAuthn.invalidAttestation, "a compound attestation holds no \(inner) statement")
+                }
+                try verifyStatement(format: inner, innerStatement, data: data, signed: signed, clientDataJSON: clientDataJSON,
+                                    credential: credential, nested: true)
+            }
+        default:
+            throw TokenMintError(.webAuthn.invalidAttestation, "attestation format \(format) is not supported")
+        }
     }
 
     func verifyPacked(_ statement: CBOR, signed: [UInt8], credential: AuthenticatorData.AttestedCredential) throws(TokenMintError) {

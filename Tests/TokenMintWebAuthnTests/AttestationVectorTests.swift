@@ -64,7 +64,7 @@ struct AttestationVectorTests {
     @Test("chains: a self-signed root sent in x5c anchors nothing (GHSA-6hxq-p678-4hr2); intermediates; validity time")
     func chains() throws {
         let (cases, roots) = try Self.load("attestation-chains.json")
-        #expect(cases.count == 4)
+        #expect(cases.count == 6)
         for item in cases {
             let time = (item.item["validAt"] as? NSNumber)?.int64Value
             for name in item.item["acceptedWithRoots"] as? [String] ?? [] {
@@ -83,6 +83,25 @@ struct AttestationVectorTests {
         let until = try #require((expired.item["validUntil"] as? NSNumber)?.int64Value)
         #expect(Self.failure { () throws(TokenMintError) in try Self.verify(expired, roots: [trusted]) }?.code == .webAuthn.invalidAttestation)
         #expect(Self.failure { () throws(TokenMintError) in try Self.verify(expired, roots: [trusted], at: until + 1) }?.code == .webAuthn.invalidAttestation)
+        // A compound attestation of one statement, or one nested in another, is malformed.
+        let compound = try #require(cases.first { $0.name == "compound of two packed statements" })
+        let parsed = try CBORDecoder.decode(compound.attestationObject, requireCanonical: false)
+        let statements = try #require(parsed[.text("attStmt")]?.arrayValue)
+        let authData = try #require(parsed[.text("authData")]?.bytesValue)
+        for (label, statement) in [("one statement", CBOR.array([statements[0]])),
+                                   ("nested", .array([statements[0], .map([CBORMapEntry(key: .text("fmt"), value: .text("compound")),
+                                                                             CBORMapEntry(key: .text("attStmt"), value: .array(statements))])])),
+                                   ("a none inside", .array([statements[0], .map([CBORMapEntry(key: .text("fmt"), value: .text("none")),
+                                                                                    CBORMapEntry(key: .text("attStmt"), value: .map([]))])]))] {
+            let object = CBOREncoder.encode(.map([CBORMapEntry(key: .text("fmt"), value: .text("compound")), CBORMapEntry(key: .text("attStmt"), value: statement),
+                                                  CBORMapEntry(key: .text("authData"), value: .bytes(authData))]))
+            let error = Self.failure { () throws(TokenMintError) in try Self.verify(compound, roots: [trusted], attestationObject: object) }
+            #expect(error?.code == .webAuthn.invalidAttestation, "compound, \(label)")
+        }
+        // A packed statement whose attStmt is an array is malformed too.
+        let packedArray = CBOREncoder.encode(.map([CBORMapEntry(key: .text("fmt"), value: .text("packed")), CBORMapEntry(key: .text("attStmt"), value: .array(statements)),
+                                                   CBORMapEntry(key: .text("authData"), value: .bytes(authData))]))
+        #expect(Self.failure { () throws(TokenMintError) in try Self.verify(compound, roots: [trusted], attestationObject: packedArray) }?.code == .webAuthn.invalidAttestation)
         // No root configured: nothing anchors.
         let first = try #require(cases.first)
         #expect(Self.failure { () throws(TokenMintError) in try Self.verify(first, roots: []) }?.code == .webAuthn.invalidAttestation)
