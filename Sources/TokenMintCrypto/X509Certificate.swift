@@ -48,6 +48,13 @@ public struct X509Certificate: Sendable {
         openSSLRawEdwardsKey(type: "ED25519") == key.rawRepresentation
     }
 
+    /// The certificate's version as written in it (3 for X.509 v3).
+    public var version: Int { openSSLVersion }
+
+    /// Whether the certificate's subject is the empty name (as TPM
+    /// attestation identity key certificates have).
+    public var hasEmptySubject: Bool { openSSLSubjectEntryCount == 0 }
+
     /// Whether the certificate is issued to the DNS name `hostname`
     /// (OpenSSL's `X509_check_host`: subject alternative names, or the
     /// subject's common name when it has none; no partial wildcards).

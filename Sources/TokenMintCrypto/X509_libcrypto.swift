@@ -102,6 +102,15 @@ extension X509Certificate {
         return Array(raw.prefix(length))
     }
 
+    /// `X509_get_version` + 1.
+    var openSSLVersion: Int { Int(X509_get_version(box.pointer)) + 1 }
+
+    /// The number of attributes in the subject name (-1 without a subject).
+    var openSSLSubjectEntryCount: Int {
+        guard let subject = X509_get_subject_name(box.pointer) else { return -1 }
+        return Int(X509_NAME_entry_count(subject))
+    }
+
     /// `X509_check_host` with partial wildcards refused.
     func openSSLMatches(hostname: String) -> Bool {
         guard !hostname.isEmpty, hostname.utf8.count <= 253 else { return false }

@@ -39,6 +39,8 @@ public final class PostgresKeyValueStore: KeyValueStore, @unchecked Sendable {
     let lock = NSLock()
     /// The open connection (under `lock`); nil after a failure, reopened on next use.
     var connection: PostgresConnection?
+    /// When the last connect failed (under `lock`).
+    var lastConnectFailure: Date?
 
     /// Connects, checks the schema and the master key (sealing the key check
     /// on first use).
@@ -81,8 +83,8 @@ public final class PostgresKeyValueStore: KeyValueStore, @unchecked Sendable {
                 return (salt, key)
             }
         } catch {
-            _ = try? opened?.close().wait()
-            try? group.syncShutdownGracefully()
+            if let opened { Self.close(opened).whenComplete { _ in group.shutdownGracefully { _ in } } } else { group.shutdownGracefully { _ in } }
+            if let failure = error as? Executor.BeginFailure { throw failure.error }
             throw (error as? TokenMintError) ?? TokenMintError(.store.databaseFailure, "the state store did not open: \(type(of: error))")
         }
         self.group = group
@@ -90,30 +92,80 @@ public final class PostgresKeyValueStore: KeyValueStore, @unchecked Sendable {
     }
 
     deinit {
-        _ = try? connection?.close().wait()
-        try? group.syncShutdownGracefully()
+        // Never blocks: the last reference may go on any thread. The group
+        // stops once the connection has closed.
+        let group = self.group
+        if let connection {
+            Self.close(connection).whenComplete { _ in group.shutdownGracefully { _ in } }
+        } else {
+            group.shutdownGracefully { _ in }
+        }
+    }
+
+    /// Closes `connection` without waiting; the connection is kept alive
+    /// until it has closed (postgres-nio requires that of its connections).
+    @discardableResult
+    static func close(_ connection: PostgresConnection) -> EventLoopFuture<Void> {
+        let closing: EventLoopFuture<Void> = connection.close()
+        closing.whenComplete { _ in withExtendedLifetime(connection) {} }
+        return closing
     }
 
     /// Runs `body` in one transaction under the store-wide lock: committed
     /// when it returns, rolled back when it throws.
+    ///
+    /// Every wait is bounded: for this process's other transactions (the
+    /// statement timeout plus a second), for each statement (the same), and
+    /// for a connection (the connect timeout; for a second after a failed
+    /// connect, callers fail at once instead of queueing behind it).
     public func transaction<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        let connection: PostgresConnection
-        if let open = self.connection {
-            connection = open
-        } else {
-            connection = try Self.connect(configuration, group: group, logger: logger)
-            self.connection = connection
+        let limit = Self.limit(configuration)
+        guard lock.lock(before: Date(timeIntervalSinceNow: Double(limit.nanoseconds) / 1e9)) else {
+            throw TokenMintError(.store.timeout, "state store: other transactions of this process held it for \(limit)")
         }
-        let exec = Executor(connection: connection, limit: Self.limit(configuration), logger: logger)
-        do {
-            return try exec.locked { try body(Transaction(exec: exec, key: masterKey)) }
-        } catch {
-            if let error = error as? TokenMintError, error.code == .store.unavailable || error.code == .store.timeout {
-                _ = try? connection.close().wait()
-                self.connection = nil
+        defer { lock.unlock() }
+        var attempt = 0
+        while true {
+            attempt += 1
+            let connection = try usableConnection()
+            let exec = Executor(connection: connection, limit: limit, logger: logger)
+            do {
+                return try exec.locked { try body(Transaction(exec: exec, key: masterKey)) }
+            } catch let failure as Executor.BeginFailure {
+                // Nothing ran: a connection that died while idle gets one
+                // retry on a new connection.
+                drop(connection)
+                if attempt == 1 { continue }
+                throw failure.error
+            } catch {
+                if connection.isClosed || (error as? TokenMintError).map({ $0.code == .store.unavailable || $0.code == .store.timeout }) == true {
+                    drop(connection)
+                }
+                throw error
             }
+        }
+    }
+
+    /// Closes `connection` without waiting and forgets it (under `lock`).
+    func drop(_ connection: PostgresConnection) {
+        Self.close(connection)
+        if self.connection === connection { self.connection = nil }
+    }
+
+    /// The open connection, or a new one (under `lock`).
+    func usableConnection() throws(TokenMintError) -> PostgresConnection {
+        if let open = connection, !open.isClosed { return open }
+        connection = nil
+        if let failed = lastConnectFailure, Date().timeIntervalSince(failed) < 1 {
+            throw TokenMintError(.store.unavailable, "state store: the server could not be reached a moment ago")
+        }
+        do {
+            let opened = try Self.connect(configuration, group: group, logger: logger)
+            connection = opened
+            lastConnectFailure = nil
+            return opened
+        } catch {
+            lastConnectFailure = Date()
             throw error
         }
     }
@@ -134,16 +186,22 @@ public final class PostgresKeyValueStore: KeyValueStore, @unchecked Sendable {
     /// Closes the connection (a later transaction opens a new one).
     public func close() {
         lock.withLock {
-            _ = try? connection?.close().wait()
+            if let connection { Self.close(connection) }
             connection = nil
         }
     }
 
     // MARK: Connections
 
+    /// The statement timeout plus a second, at most a day.
     static func limit(_ configuration: PostgresConfiguration) -> TimeAmount {
-        .nanoseconds(Int64(configuration.statementTimeout.components.seconds) * 1_000_000_000 + 1_000_000_000
-            + configuration.statementTimeout.components.attoseconds / 1_000_000_000)
+        .nanoseconds(nanoseconds(configuration.statementTimeout) + 1_000_000_000)
+    }
+
+    /// `duration` in nanoseconds, clamped to 0 … one day.
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let seconds = min(max(duration.components.seconds, 0), 86_400)
+        return seconds * 1_000_000_000 + max(duration.components.attoseconds, 0) / 1_000_000_000
     }
 
     static func connect(_ configuration: PostgresConfiguration, group: MultiThreadedEventLoopGroup, logger: Logger) throws(TokenMintError) -> PostgresConnection {
@@ -153,12 +211,17 @@ public final class PostgresKeyValueStore: KeyValueStore, @unchecked Sendable {
             var config = PostgresConnection.Configuration(
                 host: configuration.host, port: configuration.port, username: configuration.username,
                 password: configuration.password, database: configuration.database, tls: tls)
-            config.options.connectTimeout = .nanoseconds(Int64(configuration.connectTimeout.components.seconds) * 1_000_000_000
-                + configuration.connectTimeout.components.attoseconds / 1_000_000_000)
-            let milliseconds = Int(configuration.statementTimeout.components.seconds * 1000)
-                + Int(configuration.statementTimeout.components.attoseconds / 1_000_000_000_000_000)
+            config.options.connectTimeout = .nanoseconds(nanoseconds(configuration.connectTimeout))
+            // At least 1 ms: 0 would switch the server's limits off.
+            let milliseconds = max(nanoseconds(configuration.statementTimeout) / 1_000_000, 1)
+            // A session that stops talking inside a transaction (a frozen
+            // process, a cut network) must not hold the store-wide lock: the
+            // server ends it after the statement timeout, and keepalives
+            // find a dead peer within a minute.
             config.options.additionalStartupParameters = [
-                ("statement_timeout", "\(milliseconds)"), ("application_name", "tokenmint-state"),
+                ("statement_timeout", "\(milliseconds)"), ("idle_in_transaction_session_timeout", "\(milliseconds)"),
+                ("tcp_keepalives_idle", "30"), ("tcp_keepalives_interval", "10"), ("tcp_keepalives_count", "3"),
+                ("application_name", "tokenmint-state"),
             ]
             return try PostgresConnection.connect(on: group.next(), configuration: config, id: 1, logger: logger).wait()
         } catch {
@@ -194,8 +257,7 @@ public final class PostgresKeyValueStore: KeyValueStore, @unchecked Sendable {
             let expired = Flag()
             let timer = connection.eventLoop.scheduleTask(in: limit) {
                 expired.set()
-                let closing: EventLoopFuture<Void> = connection.close()
-                _ = closing
+                PostgresKeyValueStore.close(connection)
             }
             defer { timer.cancel() }
             do {
@@ -209,16 +271,26 @@ public final class PostgresKeyValueStore: KeyValueStore, @unchecked Sendable {
         /// Runs `body` in a transaction that holds the store-wide advisory
         /// lock: committed when it returns, rolled back when it throws.
         func locked<T>(_ body: () throws -> T) throws -> T {
-            try run("BEGIN")
+            // READ COMMITTED whatever the database's default: each statement
+            // sees what committed before it, and the lock is taken first.
+            do { try run("BEGIN ISOLATION LEVEL READ COMMITTED") } catch { throw BeginFailure(error: error) }
             do {
                 try run("SELECT pg_advisory_xact_lock(\(PostgresSchema.itemsLockKey))")
                 let result = try body()
-                try run("COMMIT")
+                // A transaction the server aborted answers COMMIT with ROLLBACK.
+                guard try self.result("COMMIT").metadata.command == "COMMIT" else {
+                    throw TokenMintError(.store.databaseFailure, "state store: the transaction was rolled back by the server")
+                }
                 return result
             } catch {
                 _ = try? run("ROLLBACK")
                 throw error
             }
+        }
+
+        /// BEGIN failed: nothing of the transaction ran.
+        struct BeginFailure: Error {
+            let error: TokenMintError
         }
     }
 
@@ -276,6 +348,7 @@ public final class PostgresKeyValueStore: KeyValueStore, @unchecked Sendable {
 
         func setSecret(_ name: String, _ value: SecureBytes) throws(TokenMintError) {
             try SealedItems.checkName(name)
+            try SealedItems.checkSecret(value)
             try put(name, sealed: true, try SealedItems.seal(value, name: name, key: key))
         }
 

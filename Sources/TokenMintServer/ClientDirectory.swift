@@ -82,7 +82,7 @@ public struct ClientDirectory: Sendable {
 
     /// The record of client `id` and its secret's salt and hash (nil for a public client).
     func stored(_ id: String) throws(TokenMintError) -> (client: Client, secret: (salt: [UInt8], hash: [UInt8])?)? {
-        guard (1...128).contains(id.utf8.count) else { return nil }
+        guard (1...128).contains(id.utf8.count), id.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return nil }
         guard let record = try ServerState.transaction(store, { tx in try ServerState.record(Self.name(id), in: tx) }) else { return nil }
         var secret: (salt: [UInt8], hash: [UInt8])?
         if let salt = ServerState.bytes(record, "salt"), let hash = ServerState.bytes(record, "hash") { secret = (salt, hash) }

@@ -88,3 +88,57 @@ extension ServerState {
         }
     }
 }
+
+extension ServerState {
+    /// The name prefixes of the OAuth state: the issuer's (`auth.`), the
+    /// user-token exchange's (`ifttt.`) and the server's own (`server.`).
+    static let oauthPrefixes = ["auth.", "ifttt.", "server."]
+
+    /// Moves the OAuth state a server kept in its state directory into
+    /// `target` (PostgreSQL, shared with other servers) the first time it
+    /// starts with one: when `target` has no signing key yet and the local
+    /// store has one, every value, secret and counter under the OAuth
+    /// prefixes is copied in one transaction of `target` (secrets opened
+    /// and sealed again, so the two master keys may differ), then removed
+    /// from the local store. Refresh tokens, passkeys, clients and accounts
+    /// keep working across the move.
+    /// - Returns: How many items and counters were moved.
+    @discardableResult
+    static func moveOAuthState(from local: SQLiteStore, to target: any KeyValueStore) throws(TokenMintError) -> Int {
+        let key = "auth.signingKey"
+        guard try transaction(target, { tx in try tx.secret(key) }) == nil,
+            try transaction(local, { tx in try tx.secret(key) }) != nil
+        else { return 0 }
+        let ranges = oauthPrefixes.map { ($0, String($0.dropLast()) + "/") }  // "auth." ..< "auth/"
+        let (items, counters) = try local.withTables(legacySchema, transaction: false) { db throws(TokenMintError) in
+            var items: [(String, Bool)] = []
+            var counters: [String] = []
+            for (lower, upper) in ranges {
+                for row in try db.query("SELECT name, sealed FROM items WHERE name >= ? AND name < ?", [.text(lower), .text(upper)]) where row.count == 2 {
+                    items.append((String(decoding: row[0].bytes ?? [], as: UTF8.self), row[1].integer == 1))
+                }
+                for row in try db.query("SELECT name FROM counters WHERE name >= ? AND name < ?", [.text(lower), .text(upper)]) {
+                    counters.append(String(decoding: row.first?.bytes ?? [], as: UTF8.self))
+                }
+            }
+            return (items, counters)
+        }
+        try transaction(local) { source in
+            try transaction(target) { destination in
+                for (name, sealed) in items {
+                    if sealed {
+                        if let secret = try source.secret(name) { try destination.setSecret(name, secret) }
+                    } else if let value = try source.value(name) {
+                        try destination.setValue(name, value)
+                    }
+                }
+                for name in counters { try destination.setCounter(name, try source.counter(name)) }
+            }
+        }
+        try transaction(local) { tx in
+            for (lower, upper) in ranges { _ = try tx.removeValues(from: lower, upTo: upper) }
+            for name in counters { try tx.setCounter(name, 0) }
+        }
+        return items.count + counters.count
+    }
+}

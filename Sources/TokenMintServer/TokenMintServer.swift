@@ -73,6 +73,12 @@ public struct TokenMintServer: Sendable {
         do { try ServerState.importLegacyTables(of: store) } catch {
             throw TokenMintError(.server.invalidConfiguration, "the store in \(directory) cannot be upgraded: \(error.reason)", underlying: error)
         }
+        if let state {
+            do { try ServerState.moveOAuthState(from: store, to: state) } catch {
+                throw TokenMintError(.server.invalidConfiguration, "the OAuth state in \(directory) cannot be moved to the shared store: \(error.reason)",
+                                     underlying: error)
+            }
+        }
         let oauthState: any KeyValueStore = state ?? store
         let attestationRoots = try configuration.attestationRootsPath.map(Self.certificates(pemFile:)) ?? []
         let clock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }

@@ -44,6 +44,7 @@ extension SQLiteStore {
 
         func setSecret(_ name: String, _ value: SecureBytes) throws(TokenMintError) {
             try check(name)
+            try SealedItems.checkSecret(value)
             let sealed = try SealedItems.seal(value, name: name, key: key)
             try SQLiteStore.run(db, "INSERT OR REPLACE INTO items (name, sealed, value) VALUES (?, 1, ?)", [.text(name), .blob(sealed)])
         }

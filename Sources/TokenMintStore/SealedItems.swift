@@ -11,16 +11,22 @@ package enum SealedItems {
     /// Values are at most 1 MiB.
     package static let maximumValueBytes = 1 << 20
 
-    /// Refuses an empty or over-long name.
+    /// Refuses an empty or over-long name, or one with a NUL (which
+    /// PostgreSQL's text cannot hold: both stores refuse it alike).
     package static func checkName(_ name: String) throws(TokenMintError) {
-        guard !name.isEmpty, name.utf8.count <= maximumNameBytes else {
-            throw TokenMintError(.store.invalidArgument, "names are 1 to \(maximumNameBytes) bytes")
+        guard !name.isEmpty, name.utf8.count <= maximumNameBytes, !name.utf8.contains(0) else {
+            throw TokenMintError(.store.invalidArgument, "names are 1 to \(maximumNameBytes) bytes without NUL")
         }
     }
 
     /// Refuses an over-long value.
     package static func checkValue(_ value: [UInt8]) throws(TokenMintError) {
         guard value.count <= maximumValueBytes else { throw TokenMintError(.store.invalidArgument, "values are at most 1 MiB") }
+    }
+
+    /// Refuses an over-long secret.
+    package static func checkSecret(_ value: SecureBytes) throws(TokenMintError) {
+        guard value.count <= maximumValueBytes else { throw TokenMintError(.store.invalidArgument, "secrets are at most 1 MiB") }
     }
 
     /// `value` sealed for the item `name`.

@@ -187,3 +187,161 @@ extension RelyingPartyVerifier {
         try checkChain(leaf, Array(certificates.dropFirst()))
     }
 }
+
+/// The TPM 2.0 structures a tpm attestation carries (TPM 2.0 Part 2),
+/// big-endian, read strictly: every size checked, nothing left over.
+struct TPMReader {
+    let bytes: [UInt8]
+    var offset = 0
+
+    static func fail(_ why: String) -> TokenMintError { TokenMintError(.webAuthn.invalidAttestation, "tpm: \(why)") }
+
+    mutating func take(_ count: Int) throws(TokenMintError) -> [UInt8] {
+        guard count >= 0, count <= bytes.count - offset else { throw Self.fail("a structure is truncated") }
+        defer { offset += count }
+        return Array(bytes[offset..<(offset + count)])
+    }
+
+    mutating func uint(_ size: Int) throws(TokenMintError) -> UInt64 {
+        try take(size).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+    }
+
+    /// A TPM2B: a 16-bit size and that many bytes.
+    mutating func sized() throws(TokenMintError) -> [UInt8] { try take(Int(try uint(2))) }
+
+    func end() throws(TokenMintError) {
+        guard offset == bytes.count else { throw Self.fail("trailing bytes after a structure") }
+    }
+}
+
+extension RelyingPartyVerifier {
+    /// The hash of a TPM algorithm ID (TPM_ALG_SHA1, SHA256, SHA384, SHA512).
+    static func tpmHash(_ id: UInt64) -> HashFunction? {
+        switch id {
+        case 0x0004: .sha1
+        case 0x000B: .sha256
+        case 0x000C: .sha384
+        case 0x000D: .sha512
+        default: nil
+        }
+    }
+
+    /// The hash and key family of an attestation statement's COSE `alg`.
+    static func statementHash(_ alg: Int64) -> HashFunction? {
+        switch alg {
+        case -7, -257, -37: .sha256
+        case -35, -258, -38: .sha384
+        case -36, -259, -39: .sha512
+        case -65535: .sha1
+        default: nil
+        }
+    }
+
+    /// TPM attestation (§8.3): `{ver "2.0", alg, x5c, sig, certInfo,
+    /// pubArea}`. pubArea's key is the credential's; certInfo is a
+    /// TPM_GENERATED TPMS_ATTEST of type CERTIFY whose extraData is the hash
+    /// (by `alg`) of authData ‖ clientDataHash and whose attested name is
+    /// nameAlg ‖ H_nameAlg(pubArea); `sig` over certInfo verifies with the
+    /// AIK certificate, which is X.509 v3 with an empty subject, a subject
+    /// alternative name carrying the TPM manufacturer, model and version,
+    /// extended key usage tcg-kp-AIKCertificate (2.23.133.8.3), CA false,
+    /// the authenticator's AAGUID when it names one, and a chain to a
+    /// configured root.
+    func verifyTPM(_ statement: CBOR, signed: [UInt8], credential: AuthenticatorData.AttestedCredential) throws(TokenMintError) {
+        guard statement.mapValue?.count == 6, statement[.text("ver")]?.textValue == "2.0", let alg = statement[.text("alg")]?.intValue,
+            let signature = statement[.text("sig")]?.bytesValue, let certInfo = statement[.text("certInfo")]?.bytesValue,
+            let pubArea = statement[.text("pubArea")]?.bytesValue
+        else { throw TPMReader.fail("the attStmt is {ver: \"2.0\", alg, x5c, sig, certInfo, pubArea}") }
+        guard let hash = Self.statementHash(alg) else { throw TPMReader.fail("alg \(alg) is not supported") }
+        let (aik, intermediates) = try certificates(statement)
+
+        // pubArea (TPMT_PUBLIC) and the credential's key.
+        var area = TPMReader(bytes: pubArea)
+        let type = try area.uint(2)
+        let nameAlg = try area.uint(2)
+        _ = try area.uint(4)  // objectAttributes
+        _ = try area.sized()  // authPolicy
+        guard try area.uint(2) == 0x0010 else { throw TPMReader.fail("the key has a symmetric algorithm") }
+        guard try area.uint(2) == 0x0010 else { throw TPMReader.fail("the key has a signing scheme fixed in pubArea") }
+        switch (type, credential.publicKey.material) {
+        case (0x0001, .rsa(let key)):
+            _ = try area.uint(2)  // keyBits
+            var exponent = try area.uint(4)
+            if exponent == 0 { exponent = 65_537 }
+            let modulus = try area.sized()
+            let expected = key.publicExponent.drop { $0 == 0 }.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            guard key.publicExponent.drop(while: { $0 == 0 }).count <= 8, exponent == expected,
+                ConstantTime.equals(modulus, Array(key.modulus.drop { $0 == 0 })) || ConstantTime.equals(modulus, key.modulus)
+            else { throw TPMReader.fail("pubArea's RSA key is not the credential's") }
+        case (0x0023, .ec(let key)):
+            let curve = try area.uint(2)
+            _ = try area.uint(2)  // kdf
+            let x = try area.sized()
+            let y = try area.sized()
+            let expectedCurve: UInt64 = key.curve == .p256 ? 0x0003 : key.curve == .p384 ? 0x0004 : key.curve == .p521 ? 0x0005 : 0
+            guard curve == expectedCurve, ConstantTime.equals(x, key.x), ConstantTime.equals(y, key.y) else {
+                throw TPMReader.fail("pubArea's EC key is not the credential's")
+            }
+        default:
+            throw TPMReader.fail("pubArea's key type \(type) is not the credential's")
+        }
+        try area.end()
+        guard let nameHash = Self.tpmHash(nameAlg) else { throw TPMReader.fail("nameAlg \(nameAlg) is not supported") }
+
+        // certInfo (TPMS_ATTEST).
+        var info = TPMReader(bytes: certInfo)
+        guard try info.uint(4) == 0xFF54_4347 else { throw TPMReader.fail("certInfo's magic is not TPM_GENERATED_VALUE") }
+        guard try info.uint(2) == 0x8017 else { throw TPMReader.fail("certInfo's type is not TPM_ST_ATTEST_CERTIFY") }
+        _ = try info.sized()  // qualifiedSigner
+        let extraData = try info.sized()
+        _ = try info.take(17)  // clockInfo
+        _ = try info.uint(8)  // firmwareVersion
+        let name = try info.sized()
+        _ = try info.sized()  // qualifiedName
+        try info.end()
+        guard ConstantTime.equals(extraData, hash.hash(signed)) else {
+            throw TPMReader.fail("certInfo's extraData is not the hash of authData and clientDataHash")
+        }
+        let expectedName = [UInt8(nameAlg >> 8), UInt8(nameAlg & 0xFF)] + nameHash.hash(pubArea)
+        guard ConstantTime.equals(name, expectedName) else { throw TPMReader.fail("certInfo's attested name is not pubArea's") }
+        guard aik.isValidSignature(signature, for: certInfo, hash: hash) else {
+            throw TPMReader.fail("the signature over certInfo does not verify with the AIK certificate")
+        }
+        try checkAIKCertificate(aik, aaguid: credential.aaguid)
+        try checkChain(aik, intermediates)
+    }
+
+    /// The AIK certificate requirements (§8.3.1).
+    func checkAIKCertificate(_ aik: X509Certificate, aaguid: [UInt8]) throws(TokenMintError) {
+        guard aik.version == 3 else { throw TPMReader.fail("the AIK certificate is not X.509 v3") }
+        guard aik.hasEmptySubject else { throw TPMReader.fail("the AIK certificate's subject is not empty") }
+        // Subject alternative name: a directoryName with tcg-at-tpmManufacturer, -tpmModel and -tpmVersion.
+        guard let alternative = aik.extensionValue(oid: "2.5.29.17") else { throw TPMReader.fail("the AIK certificate has no subject alternative name") }
+        var found: Set<[UInt8]> = []
+        func collect(_ item: DERItem) throws(TokenMintError) {
+            if item.isUniversal(0x10), let children = try? item.children(), children.count == 2, children[0].isUniversal(0x06) {
+                found.insert(Array(children[0].contents))
+            }
+            if item.constructed { for child in try item.children() { try collect(child) } }
+        }
+        for general in try DERItem.single(alternative[...]).children() where general.isContext(4) { try collect(general) }
+        let tcg: [[UInt8]] = [[0x67, 0x81, 0x05, 0x02, 0x01], [0x67, 0x81, 0x05, 0x02, 0x02], [0x67, 0x81, 0x05, 0x02, 0x03]]
+        guard tcg.allSatisfy(found.contains) else {
+            throw TPMReader.fail("the AIK certificate's subject alternative name lacks the TPM manufacturer, model or version")
+        }
+        guard let usage = aik.extensionValue(oid: "2.5.29.37"),
+            try DERItem.single(usage[...]).children().contains(where: { $0.isUniversal(0x06) && Array($0.contents) == [0x67, 0x81, 0x05, 0x08, 0x03] })
+        else { throw TPMReader.fail("the AIK certificate's extended key usage lacks tcg-kp-AIKCertificate") }
+        guard let constraints = aik.extensionValue(oid: "2.5.29.19") else { throw TPMReader.fail("the AIK certificate has no basic constraints") }
+        let first = try DERItem.single(constraints[...]).children().first
+        if let first, first.isUniversal(0x01), first.contents.contains(where: { $0 != 0 }) {
+            throw TPMReader.fail("the AIK certificate is a CA")
+        }
+        if let value = aik.extensionValue(oid: "1.3.6.1.4.1.45724.1.1.4") {
+            let octets = try DERItem.single(value[...])
+            guard octets.isUniversal(0x04), ConstantTime.equals(Array(octets.contents), aaguid) else {
+                throw TPMReader.fail("the AIK certificate's AAGUID is not the authenticator's")
+            }
+        }
+    }
+}

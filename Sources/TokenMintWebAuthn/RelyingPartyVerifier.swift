@@ -52,7 +52,7 @@ public struct RelyingPartyVerifier: Sendable {
     }
 
     /// Verifies a registration (attestation "none", "packed" self or with
-    /// x5c, "fido-u2f", "apple", "android-key", "android-safetynet", or
+    /// x5c, "fido-u2f", "tpm", "apple", "android-key", "android-safetynet", or
     /// "compound" of those;
     /// certificate chains end at
     /// the policy's attestation roots).
@@ -102,6 +102,8 @@ public struct RelyingPartyVerifier: Sendable {
             try verifyApple(statement, signed: signed, credential: credential)
         case "android-safetynet":
             try verifySafetyNet(statement, signed: signed)
+        case "tpm":
+            try verifyTPM(statement, signed: signed, credential: credential)
         case "android-key":
             try verifyAndroidKey(statement, signed: signed, clientDataHash: HashFunction.sha256.hash(clientDataJSON), credential: credential)
         case "compound" where !nested:

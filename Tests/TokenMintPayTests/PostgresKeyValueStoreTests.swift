@@ -126,5 +126,31 @@ struct PostgresKeyValueStoreTests {
         #expect(failures.withLock { $0 } == 0)
         #expect(try stores[0].transaction { tx in try tx.counter("shared") } == 400)
     }
+
+    @Test("a connection the server ended while idle is replaced without failing the next transaction; NUL in a name is a typed error")
+    func reconnects() async throws {
+        let configuration = try await Self.freshDatabase()
+        let store = try PostgresKeyValueStore(configuration: configuration, masterKey: .key(SecureBytes(randomCount: 32)))
+        try store.transaction { tx in try tx.setValue("before", [1]) }
+        // End the store's session from another connection, as a server restart or an idle timeout would.
+        let admin = try await PostgresConnection.connect(
+            configuration: .init(host: configuration.host, port: configuration.port, username: configuration.username,
+                                 password: configuration.password, database: configuration.database, tls: .disable),
+            id: 2, logger: Logger(label: "test"))
+        let ended = try await admin.query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'tokenmint-state' AND datname = \(configuration.database ?? "")",
+            logger: Logger(label: "test"))
+        var count = 0
+        for try await _ in ended { count += 1 }
+        try await admin.close()
+        #expect(count == 1)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(try store.transaction { tx in try tx.value("before") } == [1])
+        let error = #expect(throws: TokenMintError.self) { try store.transaction { tx in try tx.setValue("a\u{0}b", [1]) } }
+        #expect(error?.code == .store.invalidArgument)
+        let sqlite = try SQLiteStore(path: try temporaryDirectory() + "/s.sqlite", masterKey: .key(SecureBytes(randomCount: 32)))
+        let local = #expect(throws: TokenMintError.self) { try sqlite.transaction { tx in try tx.setValue("a\u{0}b", [1]) } }
+        #expect(local?.code == .store.invalidArgument)
+    }
 }
 #endif

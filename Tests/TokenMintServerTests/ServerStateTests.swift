@@ -6,6 +6,8 @@ import Logging
 import Testing
 import TokenMintCore
 import TokenMintCrypto
+import TokenMintAuth
+import TokenMintJOSE
 import TokenMintStore
 @testable import TokenMintServer
 
@@ -137,6 +139,38 @@ struct ServerStateTests {
         configuration.attestationRootsPath = directory + "/bad.pem"
         let refused = #expect(throws: TokenMintError.self) { _ = try TokenMintServer(configuration: configuration) }
         #expect(refused?.code == .server.invalidConfiguration)
+    }
+
+    @Test("a server first started with a shared store moves its OAuth state there: tokens, refresh families, clients and accounts keep working")
+    func moveToSharedStore() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tokenmint-move-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let configuration = ServerConfiguration(stateDirectory: directory)
+        let (access, refresh): (String, String)
+        do {
+            let local = try TokenMintServer(configuration: configuration, logger: quiet)
+            try local.clientDirectory.add(id: "desk-1", secret: SecureBytes(Array("a desk secret that is long enough".utf8)), redirectURIs: [],
+                                          grants: ["client_credentials"])
+            try local.accountDirectory.add(username: "alice", password: SecureBytes(Array("correct horse".utf8)))
+            let token = try await local.issuer.issue(account: "alice", clientID: "app")
+            (access, refresh) = (token.accessToken, try #require(token.refreshToken))
+        }
+        let shared = InMemoryStore()
+        let moved = try TokenMintServer(configuration: configuration, logger: quiet, state: shared)
+        #expect(try await moved.issuer.verify(access).claims["sub"]?.stringValue == "alice", "the signing key moved")
+        let rotated = try await moved.issuer.refresh(refresh, clientID: "app")
+        #expect(rotated.account == "alice", "the refresh family moved")
+        #expect(try moved.clientDirectory.authenticate("desk-1", secret: SecureBytes(Array("a desk secret that is long enough".utf8))) != nil)
+        #expect(try moved.accountDirectory.authenticate(username: "alice", password: SecureBytes(Array("correct horse".utf8))))
+        // The state directory no longer holds it: a server on it alone starts afresh.
+        let alone = try TokenMintServer(configuration: configuration, logger: quiet)
+        #expect(try alone.clientDirectory.client("desk-1") == nil)
+        await #expect(throws: TokenMintError.self) { _ = try await alone.issuer.verify(access) }
+        // A second start with the shared store moves nothing more and keeps what is there.
+        let again = try TokenMintServer(configuration: configuration, logger: quiet, state: shared)
+        #expect(try again.clientDirectory.client("desk-1") != nil)
+        #expect(try await again.issuer.verify(rotated.accessToken).claims["sub"]?.stringValue == "alice")
     }
 }
 #endif

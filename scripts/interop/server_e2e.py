@@ -242,8 +242,10 @@ def fresh_database(url, prefix):
     binary = os.path.join(os.environ.get("TOKENMINT_POSTGRES_BIN", ""), "createdb")
     if not os.path.exists(binary):
         binary = "createdb"
-    subprocess.run([binary, "-h", parts.hostname, "-p", str(parts.port or 5432), "-U", parts.username, name], check=True,
-                   env={**os.environ, "PGPASSWORD": parts.password or os.environ.get("PGPASSWORD", "")})
+    user = urllib.parse.unquote(parts.username or "")
+    password = urllib.parse.unquote(parts.password) if parts.password else os.environ.get("PGPASSWORD", "")
+    subprocess.run([binary, "-h", parts.hostname or "127.0.0.1", "-p", str(parts.port or 5432), "-U", user, name], check=True,
+                   env={**os.environ, "PGPASSWORD": password})
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, ""))
 
 
