@@ -216,4 +216,27 @@ struct AttestationVectorTests {
             #expect(tampered?.code == .webAuthn.invalidAttestation, "a changed JWS signature")
         }
     }
+
+    @Test("tpm: py_webauthn's Windows Hello registrations (RSA and ECC, RS1) chain to Microsoft's TPM root; changes refused")
+    func tpm() throws {
+        let (cases, roots) = try Self.load("tpm.json")
+        #expect(cases.count == 4)
+        let root = try #require(roots["microsoft-tpm-root-2014"])
+        for item in cases {
+            let time = try #require((item.item["validationTime"] as? NSNumber)?.int64Value)
+            let credential = try Self.verify(item, roots: [root], at: time)
+            #expect(credential.attestationFormat == "tpm")
+            #expect(Self.failure { () throws(TokenMintError) in try Self.verify(item, roots: [], at: time) }?.code == .webAuthn.invalidAttestation)
+            // authData is hashed into certInfo's extraData; certInfo and pubArea are what the AIK signed.
+            for (member, inStatement, offset) in [("authData", false, 34), ("certInfo", true, 10), ("pubArea", true, 40), ("sig", true, 20)] {
+                let changed = try Self.changing(item.attestationObject, member: member, inStatement: inStatement) { bytes in
+                    var copy = bytes
+                    if offset < copy.count { copy[offset] ^= 0x01 }
+                    return copy
+                }
+                let error = Self.failure { () throws(TokenMintError) in try Self.verify(item, roots: [root], at: time, attestationObject: changed) }
+                #expect(error?.code == .webAuthn.invalidAttestation, "\(item.name): \(member) changed")
+            }
+        }
+    }
 }
