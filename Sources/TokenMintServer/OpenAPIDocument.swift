@@ -1978,6 +1978,45 @@ enum OpenAPIDocument {
      }
     ]
    }
+  },
+  "/.well-known/webauthn": {
+   "get": {
+    "operationId": "webauthnRelatedOrigins",
+    "summary": "The related origins of this WebAuthn relying party (WebAuthn L3 \u00a75.11.1)",
+    "responses": {
+     "200": {
+      "description": "The origins (--related-origin) browsers may accept for this RP ID",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object",
+         "required": [
+          "origins"
+         ],
+         "properties": {
+          "origins": {
+           "type": "array",
+           "items": {
+            "type": "string"
+           }
+          }
+         }
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "No related origins are configured",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    }
+   }
   }
  },
  "components": {
@@ -2775,6 +2814,17 @@ enum OpenAPIDocument {
      },
      "extensions": {
       "type": "object"
+     },
+     "hints": {
+      "type": "array",
+      "items": {
+       "type": "string",
+       "enum": [
+        "security-key",
+        "client-device",
+        "hybrid"
+       ]
+      }
      }
     }
    },
@@ -2819,6 +2869,17 @@ enum OpenAPIDocument {
      },
      "userVerification": {
       "const": "required"
+     },
+     "hints": {
+      "type": "array",
+      "items": {
+       "type": "string",
+       "enum": [
+        "security-key",
+        "client-device",
+        "hybrid"
+       ]
+      }
      }
     }
    },

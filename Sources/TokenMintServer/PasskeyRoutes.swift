@@ -39,6 +39,11 @@ struct PasskeyRoutes: Sendable {
 
     func add(to router: Router<BasicRequestContext>) {
         router.get("passkeys") { _, _ in PasskeyPage.page() }
+        router.get(".well-known/webauthn") { _, _ throws(TokenMintError) in
+            // WebAuthn L3 §5.11.1: the origins a browser may accept for this RP ID.
+            guard !configuration.relatedOrigins.isEmpty else { throw TokenMintError(.server.notFound, "no related origins are configured") }
+            return HTTPMessages.json(.ok, JSONObject([("origins", .array(configuration.relatedOrigins.map { .string($0) }))]))
+        }
         router.get("passkeys/tokenmint-webauthn.js") { _, _ in PasskeyPage.script(PasskeyPage.library) }
         router.get("passkeys/passkeys.js") { _, _ in PasskeyPage.script(PasskeyPage.pageScript) }
         router.post("webauthn/registration/options") { request, _ in try await registrationOptions(request) }
@@ -122,6 +127,7 @@ struct PasskeyRoutes: Sendable {
             ("authenticatorSelection", .object(JSONObject([("residentKey", "required"), ("requireResidentKey", true),
                                                            ("userVerification", "required")]))),
             ("attestation", .string(configuration.attestation.rawValue)),
+            ("hints", .array(configuration.hints.map { .string($0) })),
             ("extensions", .object(JSONObject([("credProps", true)]))),
         ])
         return HTTPMessages.json(.ok, options)
@@ -168,6 +174,7 @@ struct PasskeyRoutes: Sendable {
         HTTPMessages.json(.ok, JSONObject([
             ("challenge", .string(Base64URL.encode(challenge))), ("rpId", .string(relyingPartyID)), ("timeout", .number(Self.timeout)),
             ("allowCredentials", Self.descriptors(credentialIDs)), ("userVerification", "required"),
+            ("hints", .array(configuration.hints.map { .string($0) })),
         ]))
     }
 

@@ -18,6 +18,13 @@ public struct ServerConfiguration: Sendable {
     public var relyingPartyID: String?
     /// The WebAuthn origin (default: the issuer).
     public var origin: String?
+    /// Further origins of the same relying party (WebAuthn L3 related
+    /// origins): accepted in ceremonies and published at
+    /// `GET /.well-known/webauthn` for browsers to check.
+    public var relatedOrigins: [String] = []
+    /// The authenticators the ceremonies suggest, in order (WebAuthn L3
+    /// `hints`: `security-key`, `client-device`, `hybrid`).
+    public var hints: [String] = []
     /// Whether passkey registrations ask for the authenticator's attestation
     /// (`direct`) or not (`none`, the default: browsers then send none).
     public var attestation: Attestation = .none
@@ -81,6 +88,16 @@ public struct ServerConfiguration: Sendable {
             if let url, !(url.hasPrefix("http://") || url.hasPrefix("https://")) || url.hasSuffix("/") || url.utf8.count > 512 {
                 throw TokenMintError(.server.invalidConfiguration, "\(name) is an http(s) URL without a trailing slash")
             }
+        }
+        for related in relatedOrigins {
+            let host = related.hasPrefix("https://") ? related.dropFirst(8) : related.hasPrefix("http://localhost") ? related.dropFirst(7) : ""
+            guard !host.isEmpty, !host.contains("/"), related.utf8.count <= 512,
+                related.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }), !related.contains("#"), !related.contains("?")
+            else { throw TokenMintError(.server.invalidConfiguration, "--related-origin is an https origin without a path: \(SafeText.escaped(related.prefix(128)))") }
+        }
+        guard relatedOrigins.count <= 64 else { throw TokenMintError(.server.invalidConfiguration, "at most 64 related origins") }
+        for hint in hints where !["security-key", "client-device", "hybrid"].contains(hint) {
+            throw TokenMintError(.server.invalidConfiguration, "--hint is security-key, client-device or hybrid, not \(SafeText.escaped(hint.prefix(64)))")
         }
         if let attestationRootsPath, attestationRootsPath.isEmpty {
             throw TokenMintError(.server.invalidConfiguration, "--attestation-roots names no file")

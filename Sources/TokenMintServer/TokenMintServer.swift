@@ -88,7 +88,7 @@ public struct TokenMintServer: Sendable {
         let issuer: LocalTokenIssuer
         do {
             // Passkeys here stand in for a password: user verification is required.
-            var policy = RelyingPartyPolicy(rpID: rpID, origins: [origin])
+            var policy = RelyingPartyPolicy(rpID: rpID, origins: Set([origin] + configuration.relatedOrigins))
             policy.requireUserVerification = true
             policy.attestationRoots = attestationRoots
             issuer = try LocalTokenIssuer(store: oauthState, issuer: base, audience: base, relyingParty: policy, clock: clock, logger: logger)

@@ -84,6 +84,11 @@ struct Serve: AsyncParsableCommand {
         @Option(help: "The WebAuthn origin (default: the issuer).") var origin: String?
         @Option(name: .customLong("rp-id"), help: "The WebAuthn relying party ID (default: the origin's host).") var rpID: String?
         @Option(help: "The attestation passkey registrations ask for: none (the default) or direct.") var attestation = "none"
+        @Option(name: .customLong("related-origin"),
+                help: "Another origin of the same relying party (repeatable): accepted in ceremonies and published at /.well-known/webauthn.")
+        var relatedOrigins: [String] = []
+        @Option(name: .customLong("hint"), help: "security-key, client-device or hybrid (repeatable, in order): the WebAuthn hints the ceremonies give.")
+        var hints: [String] = []
         @Option(name: .customLong("attestation-roots"),
                 help: "A PEM file of the root certificates that anchor attestation chains (needed to accept attestations with certificates).")
         var attestationRoots: String?
@@ -105,6 +110,8 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError("--attestation is none or direct, not \(attestation)")
             }
             configuration.attestation = conveyance
+            configuration.relatedOrigins = relatedOrigins
+            configuration.hints = hints
             configuration.attestationRootsPath = attestationRoots
             configuration.tlsCertificatePath = tlsCertificate
             configuration.tlsKeyPath = tlsKey

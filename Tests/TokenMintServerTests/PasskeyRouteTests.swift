@@ -31,8 +31,8 @@ struct PasskeyRouteTests {
         }
 
         /// Client data as Chrome writes it: with a member no spec names.
-        static func clientData(_ type: String, _ challenge: String) throws -> [UInt8] {
-            var data = CollectedClientData(type: type, challenge: try Base64URL.decode(challenge), origin: PasskeyRouteTests.origin)
+        static func clientData(_ type: String, _ challenge: String, origin: String = PasskeyRouteTests.origin) throws -> [UInt8] {
+            var data = CollectedClientData(type: type, challenge: try Base64URL.decode(challenge), origin: origin)
             data.extra = [("other_keys_can_be_added_here", "\"do not compare clientDataJSON against a template. See https://goo.gl/yabPex\"")]
             return data.json
         }
@@ -44,7 +44,7 @@ struct PasskeyRouteTests {
         }
 
         /// Options, `create`, verification; returns the verification's answer.
-        func register(_ username: String, bearer: String? = nil) async throws -> TestResponse {
+        func register(_ username: String, bearer: String? = nil, origin: String = PasskeyRouteTests.origin) async throws -> TestResponse {
             let optionsResponse = try await ServerRouteTests.post(client, "/webauthn/registration/options", "{\"username\":\"\(username)\"}", bearer: bearer)
             guard optionsResponse.status == .ok else { return optionsResponse }
             let options = try ServerRouteTests.json(optionsResponse)
@@ -53,7 +53,7 @@ struct PasskeyRouteTests {
             let excluded = try (options["excludeCredentials"]?.arrayValue ?? []).map { try Base64URL.decode(#require($0["id"]?.stringValue)) }
             #expect(options["authenticatorSelection"]?["residentKey"]?.stringValue == "required")
             #expect(options["authenticatorSelection"]?["userVerification"]?.stringValue == "required")
-            let clientData = try Self.clientData("webauthn.create", challenge)
+            let clientData = try Self.clientData("webauthn.create", challenge, origin: origin)
             let made = try await authenticator.makeCredential(
                 clientDataHash: HashFunction.sha256.hash(clientData), rp: (PasskeyRouteTests.rpID, "TokenMint"),
                 user: (try Base64URL.decode(#require(user["id"]?.stringValue)), username, nil), pubKeyCredParams: [.es256], excludeList: excluded,
@@ -266,6 +266,38 @@ struct PasskeyRouteTests {
                     #expect(try await server.issuer.verify(access).claims.subject == "frank")
                 }
             }
+        }
+    }
+
+    @Test("related origins: published at /.well-known/webauthn and accepted in a ceremony, a stranger's refused; hints in both options")
+    func relatedOrigins() async throws {
+        try await ServerRouteTests.withServer(configure: {
+            $0.relatedOrigins = ["https://pay.tokenmint.test"]
+            $0.hints = ["security-key", "hybrid"]
+        }) { _, client in
+            let published = try await ServerRouteTests.get(client, "/.well-known/webauthn")
+            #expect(published.status == .ok)
+            #expect(try ServerRouteTests.json(published)["origins"]?.arrayValue?.compactMap(\.stringValue) == ["https://pay.tokenmint.test"])
+            let related = try await Browser(client).register("rita", origin: "https://pay.tokenmint.test")
+            #expect(related.status == .created, "\(String(buffer: related.body))")
+            let stranger = try await Browser(client).register("sam", origin: "https://pay.tokenmint.example")
+            #expect(stranger.status.code >= 400 && stranger.status.code < 500)
+            let creation = try ServerRouteTests.json(try await ServerRouteTests.post(client, "/webauthn/registration/options", "{\"username\":\"tess\"}"))
+            let request = try ServerRouteTests.json(try await ServerRouteTests.post(client, "/webauthn/authentication/options", "{}"))
+            for options in [creation, request] {
+                #expect(options["hints"]?.arrayValue?.compactMap(\.stringValue) == ["security-key", "hybrid"])
+            }
+        }
+        try await ServerRouteTests.withServer { _, client in
+            let none = try await ServerRouteTests.get(client, "/.well-known/webauthn")
+            #expect(none.status == .notFound)
+            #expect(try ServerRouteTests.json(none)["error"]?.stringValue == "notFound")
+        }
+        for (related, hints) in [(["https://a.test/path"], [String]()), (["ftp://a.test"], []), (["https://a.test#x"], []), ([], ["usb"])] {
+            var configuration = ServerConfiguration(stateDirectory: "/nonexistent")
+            configuration.relatedOrigins = related
+            configuration.hints = hints
+            #expect(throws: TokenMintError.self, "\(related) \(hints)") { try configuration.validate() }
         }
     }
 }

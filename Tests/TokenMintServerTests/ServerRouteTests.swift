@@ -16,11 +16,13 @@ import TokenMintJOSE
 @Suite("Server routes")
 struct ServerRouteTests {
     /// A server on a fresh state directory, its router wrapped in an application.
-    static func withServer<T: Sendable>(_ body: @Sendable (TokenMintServer, any TestClientProtocol) async throws -> T) async throws -> T {
+    static func withServer<T: Sendable>(configure: (inout ServerConfiguration) -> Void = { _ in },
+                                        _ body: @Sendable (TokenMintServer, any TestClientProtocol) async throws -> T) async throws -> T {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tokenmint-server-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var configuration = ServerConfiguration(port: 8080, stateDirectory: directory)
         configuration.authorizedParty = "tokenmint-tests"
+        configure(&configuration)
         let server = try TokenMintServer(configuration: configuration, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
         let app = Application(router: server.router(pollInterval: .milliseconds(50)))
         return try await app.test(.router) { client in try await body(server, client) }
