@@ -54,7 +54,7 @@ enum PasskeyPage {
         const client = new TokenMintPasskeys();
         window.tokenmint = {
           register: (username, options) => client.register(username, options),
-          signIn: (username) => client.signIn(username),
+          signIn: (username, options) => client.signIn(username, options),
           stepUp: () => client.stepUp(),
           signOut: () => client.signOut(),
           get session() { return client.session; },
@@ -179,6 +179,26 @@ enum PasskeyPage {
           return json;
         }
 
+        /** A string (UTF-8) or bytes → a Uint8Array. */
+        function bytesOf(value) {
+          if (typeof value === 'string') return new TextEncoder().encode(value);
+          if (value instanceof ArrayBuffer) return new Uint8Array(value);
+          if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+          throw new PasskeyError('badRequest', 'a PRF salt or large blob is a string or bytes');
+        }
+
+        /** The credential's JSON without the outputs that belong to the page
+         * alone: PRF results (key material) and a large blob's contents. */
+        function privateResultsRemoved(json) {
+          const results = { ...(json.clientExtensionResults ?? {}) };
+          if (results.prf) results.prf = { enabled: results.prf.enabled };
+          if (results.largeBlob) results.largeBlob = { supported: results.largeBlob.supported, written: results.largeBlob.written };
+          for (const name of ['prf', 'largeBlob']) {
+            if (results[name]) for (const key of Object.keys(results[name])) if (results[name][key] === undefined) delete results[name][key];
+          }
+          return { ...json, clientExtensionResults: results };
+        }
+
         async function browserCall(call) {
           if (typeof navigator === 'undefined' || !navigator.credentials || typeof PublicKeyCredential === 'undefined') {
             throw new PasskeyError('NotSupportedError', 'this browser has no WebAuthn');
@@ -222,28 +242,52 @@ enum PasskeyPage {
 
           /** Creates a passkey for `username`: a new account, or an existing one
            * whose owner proves it (signed in with a passkey in the last five
-           * minutes, or `password` given). Resolves to
-           * { verified: true, credentialId, username, … }. */
-          async register(username, { displayName, password } = {}) {
+           * minutes, or `password` given). `prf: true` asks for the PRF
+           * extension, `largeBlob: true` for large-blob storage. Resolves to
+           * { verified: true, credentialId, username, prfEnabled, largeBlobSupported, … }. */
+          async register(username, { displayName, password, prf, largeBlob } = {}) {
             if (typeof username !== 'string' || username.length === 0) throw new PasskeyError('badRequest', 'a username is needed');
             const bearer = this.session?.username === username ? this.session.accessToken : undefined;
             const request = { username };
             if (displayName) request.displayName = displayName;
             if (password) request.password = password;
             const options = await this.post('/webauthn/registration/options', request, bearer);
-            const credential = await browserCall(() => navigator.credentials.create({ publicKey: creationOptionsFromJSON(options) }));
-            return this.post('/webauthn/registration/verify', { username, credential: credentialToJSON(credential) }, bearer);
+            const publicKey = creationOptionsFromJSON(options);
+            const extensions = { ...(publicKey.extensions ?? {}) };
+            if (prf) extensions.prf = {};
+            if (largeBlob) extensions.largeBlob = { support: 'required' };
+            publicKey.extensions = extensions;
+            const credential = await browserCall(() => navigator.credentials.create({ publicKey }));
+            const local = credential.getClientExtensionResults ? credential.getClientExtensionResults() : {};
+            const result = await this.post('/webauthn/registration/verify', { username, credential: privateResultsRemoved(credentialToJSON(credential)) }, bearer);
+            return { ...result, prfEnabled: local.prf?.enabled === true, largeBlobSupported: local.largeBlob?.supported === true };
           }
 
           /** Signs in with a passkey of `username`, or with any discoverable
-           * passkey when no username is given. Resolves to
-           * { verified: true, username, signCount, accessToken, … }. */
-          async signIn(username) {
+           * passkey when no username is given. `prf` (a string or bytes)
+           * evaluates the credential's PRF with that salt; `largeBlobWrite`
+           * (a string or bytes) stores a large blob, `largeBlobRead: true`
+           * reads it. Those outputs stay in the page: they are never sent to
+           * the server. Resolves to { verified: true, username, signCount,
+           * accessToken, prf, largeBlob, largeBlobWritten, … } (byte strings
+           * as base64url). */
+          async signIn(username, { prf, largeBlobWrite, largeBlobRead } = {}) {
             const options = await this.post('/webauthn/authentication/options', username ? { username } : {});
-            const credential = await browserCall(() => navigator.credentials.get({ publicKey: requestOptionsFromJSON(options) }));
-            const result = await this.post('/webauthn/authentication/verify', { credential: credentialToJSON(credential) });
+            const publicKey = requestOptionsFromJSON(options);
+            const extensions = { ...(publicKey.extensions ?? {}) };
+            if (prf !== undefined) extensions.prf = { eval: { first: bytesOf(prf) } };
+            if (largeBlobWrite !== undefined) extensions.largeBlob = { write: bytesOf(largeBlobWrite) };
+            else if (largeBlobRead) extensions.largeBlob = { read: true };
+            publicKey.extensions = extensions;
+            const credential = await browserCall(() => navigator.credentials.get({ publicKey }));
+            const local = credential.getClientExtensionResults ? credential.getClientExtensionResults() : {};
+            const result = await this.post('/webauthn/authentication/verify', { credential: privateResultsRemoved(credentialToJSON(credential)) });
             this.session = { username: result.username, accessToken: result.accessToken, expiresAt: result.expiresAt, signCount: result.signCount };
-            return result;
+            const answer = { ...result };
+            if (local.prf?.results?.first) answer.prf = toBase64url(local.prf.results.first);
+            if (local.largeBlob?.blob) answer.largeBlob = toBase64url(local.largeBlob.blob);
+            if (local.largeBlob && 'written' in local.largeBlob) answer.largeBlobWritten = local.largeBlob.written === true;
+            return answer;
           }
 
           /** Steps the signed-in account up: resolves to { verified: true, elevated: true, accessToken, … }. */

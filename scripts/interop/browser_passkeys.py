@@ -253,6 +253,46 @@ def authorize(server, browser, origin):
     check("the code is redeemed for carol's token", ok and verify_token(server, answer["access_token"]).get("sub") == "carol", answer)
 
 
+def extensions(server, browser, origin):
+    """PRF and large blobs through the page's client, on a CTAP 2.1 virtual
+    authenticator with both (set up through the DevTools protocol): the PRF
+    gives the same 32 bytes for the same salt and others for another, a blob
+    written is read back, and neither output ever reaches the server."""
+    driver = browser.driver
+    for _ in getattr(browser, "_authenticators", []):
+        driver.remove_virtual_authenticator()
+    browser._authenticators = []
+    driver.execute_cdp_cmd("WebAuthn.enable", {"enableUI": False})
+    added = driver.execute_cdp_cmd("WebAuthn.addVirtualAuthenticator", {"options": {
+        "protocol": "ctap2", "ctap2Version": "ctap2_1", "transport": "internal", "hasResidentKey": True, "hasUserVerification": True,
+        "isUserVerified": True, "automaticPresenceSimulation": True, "hasLargeBlob": True, "hasPrf": True}})
+    check("the page loads again", browser.open(origin + "/passkeys/"))
+    # Every request body the page sends, to show the private outputs stay in the page.
+    browser.driver.execute_script("""
+        window.sentBodies = [];
+        const original = window.fetch;
+        window.fetch = (url, init) => { window.sentBodies.push(String(init?.body ?? '')); return original(url, init); };""")
+    state, registered = browser.call("window.tokenmint.register('pria', {prf: true, largeBlob: true})")
+    check("register('pria', {prf, largeBlob}): verified, PRF enabled, large blobs supported",
+          state == "ok" and registered.get("verified") is True and registered.get("prfEnabled") is True and registered.get("largeBlobSupported") is True,
+          registered)
+    outputs = []
+    for salt in ("salt one", "salt one", "salt two"):
+        state, answer = browser.call(f"window.tokenmint.signIn('pria', {{prf: '{salt}'}})")
+        outputs.append(answer.get("prf") if state == "ok" else None)
+    check("the PRF: 32 bytes, the same for the same salt, another for another salt",
+          all(outputs) and len(b64decode(outputs[0])) == 32 and outputs[0] == outputs[1] and outputs[0] != outputs[2], outputs)
+    state, written = browser.call("window.tokenmint.signIn('pria', {largeBlobWrite: 'a large blob for pria'})")
+    check("a large blob is written at sign-in", state == "ok" and written.get("largeBlobWritten") is True, written)
+    state, read = browser.call("window.tokenmint.signIn('pria', {largeBlobRead: true})")
+    check("and read back whole at the next", state == "ok" and read.get("largeBlob") and b64decode(read["largeBlob"]) == b"a large blob for pria",
+          read)
+    sent = browser.driver.execute_script("return window.sentBodies")
+    leaked = [o for o in outputs if o and any(o in body for body in sent)] + [b for b in ["YSBsYXJnZSBibG9iIGZvciBwcmlh"] if any(b in body for body in sent)]
+    check(f"none of the {len(sent)} requests to the server carried a PRF output or the blob", len(sent) >= 8 and not leaked, leaked)
+    driver.execute_cdp_cmd("WebAuthn.removeVirtualAuthenticator", {"authenticatorId": added["authenticatorId"]})
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.parse_args()
@@ -276,6 +316,7 @@ def main():
                   outcome == "ok" and ceremonies.last_count is not None and answer.get("signCount", 0) > ceremonies.last_count, answer)
             refusals(server, browser, origin)
             authorize(server, browser, origin)
+            extensions(server, browser, origin)
         finally:
             browser.quit()
             server.stop()
