@@ -1,4 +1,5 @@
 public import TokenMintCore
+import Foundation
 
 // The public API. The OpenSSL calls are in X509_libcrypto.swift.
 
@@ -18,6 +19,28 @@ public struct X509Certificate: Sendable {
     /// public key: ECDSA (DER) or RSA PKCS#1 v1.5 with `hash`, or Ed25519.
     public func isValidSignature(_ signature: [UInt8], for message: [UInt8], hash: HashFunction) -> Bool {
         openSSLIsValidSignature(signature, for: message, hash: hash)
+    }
+
+    /// The DER of each `-----BEGIN CERTIFICATE-----` block of `pem`, each
+    /// parsed (text between blocks is ignored).
+    /// - Throws: `crypto.invalidEncoding` for no certificate, a block that
+    ///   does not end, or one that is not a certificate.
+    public static func derCertificates(pem: String) throws(TokenMintError) -> [[UInt8]] {
+        var certificates: [[UInt8]] = []
+        var rest = Substring(pem)
+        while let begin = rest.range(of: "-----BEGIN CERTIFICATE-----") {
+            guard let end = rest[begin.upperBound...].range(of: "-----END CERTIFICATE-----") else {
+                throw TokenMintError(.crypto.invalidEncoding, "PEM: a certificate block does not end")
+            }
+            let body = rest[begin.upperBound..<end.lowerBound].filter { !$0.isWhitespace }.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 }
+            guard let der = try? Base64URL.decode(String(body), padding: .either), (try? X509Certificate(derRepresentation: der)) != nil else {
+                throw TokenMintError(.crypto.invalidEncoding, "PEM: certificate \(certificates.count + 1) does not parse")
+            }
+            certificates.append(der)
+            rest = rest[end.upperBound...]
+        }
+        guard !certificates.isEmpty else { throw TokenMintError(.crypto.invalidEncoding, "PEM: no certificate") }
+        return certificates
     }
 
     /// Whether the certificate's key is an EC key on P-256 (what FIDO U2F

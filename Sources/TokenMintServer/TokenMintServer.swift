@@ -135,23 +135,9 @@ public struct TokenMintServer: Sendable {
         guard let data = FileManager.default.contents(atPath: path), data.count <= 1 << 20 else {
             throw TokenMintError(.server.invalidConfiguration, "--attestation-roots \(SafeText.escaped(path.prefix(256))) cannot be read (or is over 1 MiB)")
         }
-        let text = String(decoding: data, as: UTF8.self)
-        var certificates: [[UInt8]] = []
-        var rest = Substring(text)
-        while let begin = rest.range(of: "-----BEGIN CERTIFICATE-----") {
-            guard let end = rest[begin.upperBound...].range(of: "-----END CERTIFICATE-----") else {
-                throw TokenMintError(.server.invalidConfiguration, "--attestation-roots: a certificate block does not end")
-            }
-            let body = rest[begin.upperBound..<end.lowerBound].filter { !$0.isWhitespace }
-                .map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 }
-            guard let der = try? Base64URL.decode(String(body), padding: .either), (try? X509Certificate(derRepresentation: der)) != nil else {
-                throw TokenMintError(.server.invalidConfiguration, "--attestation-roots: certificate \(certificates.count + 1) does not parse")
-            }
-            certificates.append(der)
-            rest = rest[end.upperBound...]
+        do { return try X509Certificate.derCertificates(pem: String(decoding: data, as: UTF8.self)) } catch {
+            throw TokenMintError(.server.invalidConfiguration, "--attestation-roots: \(error.reason)", underlying: error)
         }
-        guard !certificates.isEmpty else { throw TokenMintError(.server.invalidConfiguration, "--attestation-roots holds no PEM certificate") }
-        return certificates
     }
 
     /// The master key of the server whose state directory is `stateDirectory`

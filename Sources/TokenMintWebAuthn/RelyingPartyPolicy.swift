@@ -26,6 +26,12 @@ public struct RelyingPartyPolicy: Sendable {
     /// valid; nil for now. Set it to re-verify a stored attestation as of
     /// its registration.
     public var attestationTime: Int64?
+    /// A verified FIDO metadata BLOB: an authenticator's attestation is also
+    /// anchored at the roots its statement lists, and ``metadataPolicy``
+    /// decides from its status reports whether it is accepted.
+    public var metadata: MetadataBLOB?
+    /// What the metadata refuses.
+    public var metadataPolicy = MetadataPolicy()
     /// Called with the challenge once it matched: returns false when the
     /// challenge was already used (the host keeps the single-use record).
     public var consumeChallenge: (@Sendable ([UInt8]) -> Bool)?

@@ -139,36 +139,10 @@ extension RelyingPartyVerifier {
         guard statement.mapValue?.count == 2, let version = statement[.text("ver")]?.textValue, !version.isEmpty,
             let response = statement[.text("response")]?.bytesValue, response.count <= 64 * 1024
         else { throw fail("the attStmt is {ver, response}") }
-        let parts = response.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = try? Base64URL.decode(String(decoding: parts[0], as: UTF8.self)),
-            let payloadBytes = try? Base64URL.decode(String(decoding: parts[1], as: UTF8.self)),
-            let signature = try? Base64URL.decode(String(decoding: parts[2], as: UTF8.self)),
-            let header = (try? JSONParser.parse(headerBytes))?.objectValue, let payload = (try? JSONParser.parse(payloadBytes))?.objectValue
-        else { throw fail("the response is not a compact JWS with JSON header and payload") }
-        // x5c holds standard base64 (RFC 7515 §4.1.6).
-        guard let chain = header["x5c"]?.arrayValue, (1...8).contains(chain.count) else { throw fail("the JWS header has no x5c") }
-        var certificates: [X509Certificate] = []
-        for entry in chain {
-            guard let text = entry.stringValue,
-                let der = try? Base64URL.decode(String(text.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 }), padding: .either),
-                let certificate = try? X509Certificate(derRepresentation: der)
-            else { throw fail("a certificate in x5c does not parse") }
-            certificates.append(certificate)
-        }
+        let jws = try CertificateJWS(response, maximumBytes: 64 * 1024, error: .webAuthn.invalidAttestation, "android-safetynet")
+        let (payload, certificates) = (jws.payload, jws.certificates)
         let leaf = certificates[0]
         guard leaf.matches(hostname: "attest.android.com") else { throw fail("the certificate is not issued to attest.android.com") }
-        let signingInput = Array(parts[0]) + [UInt8(ascii: ".")] + Array(parts[1])
-        let valid: Bool
-        switch header["alg"]?.stringValue {
-        case "RS256":
-            valid = leaf.isValidSignature(signature, for: signingInput, hash: .sha256)
-        case "ES256":
-            guard let raw = try? ECDSA.Signature(rawRepresentation: signature, curve: .p256) else { throw fail("an ES256 signature is 64 bytes") }
-            valid = leaf.isValidSignature(raw.derRepresentation, for: signingInput, hash: .sha256)
-        default:
-            throw fail("the JWS alg is not RS256 or ES256")
-        }
-        guard valid else { throw fail("the JWS signature does not verify with its certificate") }
         // The nonce is standard base64 with padding.
         let expected = Base64URL.encode(HashFunction.sha256.hash(signed), padding: .padded)
             .map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 }

@@ -75,11 +75,32 @@ public struct RelyingPartyVerifier: Sendable {
             throw TokenMintError(.webAuthn.unsupportedAlgorithm, "algorithm \(credential.publicKey.algorithm) is not accepted")
         }
         let signed = data.bytes + HashFunction.sha256.hash(clientDataJSON)
-        try verifyStatement(format: object.format, object.statement, data: data, signed: signed, clientDataJSON: clientDataJSON, credential: credential)
+        try withMetadata(aaguid: credential.aaguid, format: object.format).verifyStatement(
+            format: object.format, object.statement, data: data, signed: signed, clientDataJSON: clientDataJSON, credential: credential)
         return RegisteredCredential(
             credentialID: credential.credentialID, publicKey: credential.publicKey, signCount: data.signCount,
             backupEligible: data.flags.contains(.backupEligible), backupState: data.flags.contains(.backupState),
             userVerified: data.flags.contains(.userVerified), attestationFormat: object.format, aaguid: credential.aaguid)
+    }
+
+    /// This verifier with the metadata's verdict on `aaguid` applied: an
+    /// authenticator whose newest status report the metadata policy refuses
+    /// is refused, one without an entry too when entries are required, and
+    /// its statement's attestation roots anchor chains beside the policy's.
+    func withMetadata(aaguid: [UInt8], format: String) throws(TokenMintError) -> RelyingPartyVerifier {
+        guard let metadata = policy.metadata, format != "none" else { return self }
+        guard let entry = metadata.entry(aaguid: aaguid) else {
+            if policy.metadataPolicy.requireEntry {
+                throw TokenMintError(.webAuthn.authenticatorRefused, "the metadata has no entry for AAGUID \(Hex.encode(aaguid))")
+            }
+            return self
+        }
+        if let status = entry.status, policy.metadataPolicy.refusedStatuses.contains(status) {
+            throw TokenMintError(.webAuthn.authenticatorRefused, "the metadata reports \(status) for \(entry.description ?? Hex.encode(aaguid))")
+        }
+        var extended = policy
+        extended.attestationRoots += entry.attestationRoots
+        return RelyingPartyVerifier(policy: extended)
     }
 
     /// Verifies one attestation statement of `format`; `compound` (L3 §8.9)

@@ -44,6 +44,11 @@ extension TokenMintError.Code {
         public var invalidBackupFlags: TokenMintError.Code { .init(domain: "webauthn", name: "invalidBackupFlags") }
         /// The attestation object or statement is malformed or does not verify.
         public var invalidAttestation: TokenMintError.Code { .init(domain: "webauthn", name: "invalidAttestation") }
+        /// A metadata (MDS3) BLOB is malformed, does not verify, or is older than the one kept.
+        public var invalidMetadata: TokenMintError.Code { .init(domain: "webauthn", name: "invalidMetadata") }
+        /// The authenticator's metadata refuses it (a revocation or compromise
+        /// in its newest status report, or no entry when one is required).
+        public var authenticatorRefused: TokenMintError.Code { .init(domain: "webauthn", name: "authenticatorRefused") }
         /// A COSE key is malformed, non-canonical, or of a refused algorithm.
         public var invalidPublicKey: TokenMintError.Code { .init(domain: "webauthn", name: "invalidPublicKey") }
         /// The signature does not verify.

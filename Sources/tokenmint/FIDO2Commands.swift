@@ -108,8 +108,9 @@ struct FIDO2Command: AsyncParsableCommand {
 
     /// The relying party over the RP store: every challenge is single use
     /// (recorded in the store before the verification goes on).
-    static func verifier(_ common: Common, store: SQLiteStore, requireUV: Bool) -> RelyingPartyVerifier {
+    static func verifier(_ common: Common, store: SQLiteStore, requireUV: Bool, metadata: MetadataBLOB? = nil) -> RelyingPartyVerifier {
         var policy = RelyingPartyPolicy(rpID: common.rp, origins: [common.origin])
+        policy.metadata = metadata
         policy.requireUserVerification = requireUV
         policy.consumeChallenge = singleUse(store, prefix: "rp.challenge.")
         return RelyingPartyVerifier(policy: policy)
@@ -135,12 +136,20 @@ struct FIDO2Command: AsyncParsableCommand {
             commandName: "verify-registration", abstract: "RP side: verify a registration and record the credential; exit 1 with the reason.")
         @OptionGroup var common: Common
         @OptionGroup var input: Input
+        @Option(name: .customLong("mds-root"),
+                help: "Apply the metadata BLOB kept by `webauthn mds load`, verified again against the root(s) in this PEM file.")
+        var mdsRoot: String?
 
         func run() async throws {
             let object = try input.object()
             let store = try common.store.open("rp.sqlite")
+            var metadata: MetadataBLOB?
+            if let mdsRoot {
+                metadata = try MetadataBLOB.load(from: store, roots: try WebAuthnCommand.roots(mdsRoot))
+                guard metadata != nil else { throw CLIError(message: "no metadata BLOB is kept: run `tokenmint webauthn mds load` first", status: 2) }
+            }
             do {
-                let credential = try FIDO2Command.verifier(common, store: store, requireUV: input.requireUv).verifyRegistration(
+                let credential = try FIDO2Command.verifier(common, store: store, requireUV: input.requireUv, metadata: metadata).verifyRegistration(
                     clientDataJSON: try FIDO2Command.field(object, "response", "clientDataJSON"),
                     attestationObject: try FIDO2Command.field(object, "response", "attestationObject"), challenge: try common.challengeBytes(),
                     rawID: try FIDO2Command.field(object, "rawId"))
