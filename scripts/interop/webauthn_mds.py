@@ -16,18 +16,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import server_e2e  # noqa: E402
+from server_e2e import check  # noqa: E402
+
 TOKENMINT = os.environ.get("TOKENMINT", ".build/debug/tokenmint")
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok    {name}")
-    else:
-        failed += 1
-        print(f"FAIL  {name} {str(detail)[:500]}")
 
 
 def tm(*args):
@@ -101,8 +94,8 @@ def main():
         result = verify(os.path.join(work, "none"), "--mds-root", root)
         check("--mds-root without a kept BLOB is an error naming the load command", result.returncode == 2 and "mds load" in result.stderr,
               result.stderr)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    print(f"{server_e2e.passed} passed, {server_e2e.failed} failed")
+    return 1 if server_e2e.failed else 0
 
 
 if __name__ == "__main__":
