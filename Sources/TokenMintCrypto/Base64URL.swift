@@ -95,6 +95,12 @@ public enum Base64URL {
         return bytes
     }
 
+    /// Decodes standard base64 (RFC 4648 §4: `+` and `/`, padding
+    /// optional), as X.509 `x5c` members, PEM bodies and FIDO metadata hold.
+    package static func decodeStandard(_ text: some StringProtocol) throws(TokenMintError) -> [UInt8] {
+        try decode(String(text.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 }), padding: .either)
+    }
+
     /// Decodes base64url text strictly.
     /// - Throws: `.crypto.invalidEncoding` for anything that is not the
     ///   canonical encoding of some byte string in the chosen padding mode.

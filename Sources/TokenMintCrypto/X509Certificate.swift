@@ -32,8 +32,8 @@ public struct X509Certificate: Sendable {
             guard let end = rest[begin.upperBound...].range(of: "-----END CERTIFICATE-----") else {
                 throw TokenMintError(.crypto.invalidEncoding, "PEM: a certificate block does not end")
             }
-            let body = rest[begin.upperBound..<end.lowerBound].filter { !$0.isWhitespace }.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 }
-            guard let der = try? Base64URL.decode(String(body), padding: .either), (try? X509Certificate(derRepresentation: der)) != nil else {
+            let body = rest[begin.upperBound..<end.lowerBound].filter { !$0.isWhitespace }
+            guard let der = try? Base64URL.decodeStandard(body), (try? X509Certificate(derRepresentation: der)) != nil else {
                 throw TokenMintError(.crypto.invalidEncoding, "PEM: certificate \(certificates.count + 1) does not parse")
             }
             certificates.append(der)

@@ -34,12 +34,17 @@ public struct ClientDirectory: Sendable {
 
     static func name(_ id: String) -> String { "server.client." + id }
 
+    /// Whether `id` has the form of a client ID: 1 to 128 visible ASCII characters.
+    static func isValid(id: String) -> Bool {
+        (1...128).contains(id.utf8.count) && id.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+    }
+
     /// Registers (or replaces) a client.
     /// - Throws: `server.badRequest` for an ID that is not 1 to 128 visible
     ///   ASCII characters, a redirect URI that is not an absolute http(s) URI
     ///   without a fragment, an unknown grant, or a secret shorter than 16 bytes.
     public func add(id: String, secret: SecureBytes?, redirectURIs: [String], grants: [String]) throws(TokenMintError) {
-        guard (1...128).contains(id.utf8.count), id.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        guard Self.isValid(id: id) else {
             throw TokenMintError(.server.badRequest, "a client ID is 1 to 128 visible ASCII characters")
         }
         for uri in redirectURIs {
@@ -82,7 +87,7 @@ public struct ClientDirectory: Sendable {
 
     /// The record of client `id` and its secret's salt and hash (nil for a public client).
     func stored(_ id: String) throws(TokenMintError) -> (client: Client, secret: (salt: [UInt8], hash: [UInt8])?)? {
-        guard (1...128).contains(id.utf8.count), id.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return nil }
+        guard Self.isValid(id: id) else { return nil }
         guard let record = try ServerState.transaction(store, { tx in try ServerState.record(Self.name(id), in: tx) }) else { return nil }
         var secret: (salt: [UInt8], hash: [UInt8])?
         if let salt = ServerState.bytes(record, "salt"), let hash = ServerState.bytes(record, "hash") { secret = (salt, hash) }

@@ -2816,15 +2816,7 @@ enum OpenAPIDocument {
       "type": "object"
      },
      "hints": {
-      "type": "array",
-      "items": {
-       "type": "string",
-       "enum": [
-        "security-key",
-        "client-device",
-        "hybrid"
-       ]
-      }
+      "$ref": "#/components/schemas/Hints"
      }
     }
    },
@@ -2871,15 +2863,7 @@ enum OpenAPIDocument {
       "const": "required"
      },
      "hints": {
-      "type": "array",
-      "items": {
-       "type": "string",
-       "enum": [
-        "security-key",
-        "client-device",
-        "hybrid"
-       ]
-      }
+      "$ref": "#/components/schemas/Hints"
      }
     }
    },
@@ -3086,6 +3070,18 @@ enum OpenAPIDocument {
      "expiresAt": {
       "type": "integer"
      }
+    }
+   },
+   "Hints": {
+    "description": "WebAuthn L3 hints: the authenticators the ceremony suggests, in order (--hint)",
+    "type": "array",
+    "items": {
+     "type": "string",
+     "enum": [
+      "security-key",
+      "client-device",
+      "hybrid"
+     ]
     }
    }
   }

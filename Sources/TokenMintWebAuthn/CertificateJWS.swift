@@ -34,7 +34,7 @@ struct CertificateJWS {
         var certificates: [X509Certificate] = []
         for entry in chain {
             guard let text = entry.stringValue,
-                let der = try? Base64URL.decode(String(text.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 }), padding: .either),
+                let der = try? Base64URL.decodeStandard(text),
                 let certificate = try? X509Certificate(derRepresentation: der)
             else { throw fail("a certificate in x5c does not parse") }
             certificates.append(certificate)

@@ -63,7 +63,7 @@ public struct MetadataBLOB: Sendable {
             var roots: [[UInt8]] = []
             for certificate in statement?["attestationRootCertificates"]?.arrayValue ?? [] {
                 guard let base64 = certificate.stringValue,
-                    let der = try? Base64URL.decode(String(base64.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 }), padding: .either)
+                    let der = try? Base64URL.decodeStandard(base64)
                 else { throw fail("an attestation root of \(text) is not base64") }
                 roots.append(der)
             }

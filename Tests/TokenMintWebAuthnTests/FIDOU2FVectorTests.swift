@@ -12,69 +12,21 @@ import TokenMintWebAuthn
 /// change of the signature, a second certificate, or a missing root fails.
 @Suite("fido-u2f attestation vectors")
 struct FIDOU2FVectorTests {
-    struct Case {
-        let name: String
-        let clientDataJSON: [UInt8]
-        let attestationObject: [UInt8]
-        let rawID: [UInt8]
-        let challenge: [UInt8]
-        let rpID: String
-        let origin: String
-    }
+    typealias Case = AttestationVectorTests.Case
 
+    /// The four registrations and Yubico's root.
     static func load() throws -> (cases: [Case], yubicoRoot: [UInt8]) {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Vectors/webauthn/fido-u2f.json")
-        let data = try #require(try? Data(contentsOf: url), "Vectors/webauthn/fido-u2f.json is absent: the repository ships it")
-        let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        let roots = try #require(root["roots"] as? [String: String])
-        let rootText = try #require(roots["yubico-u2f-457200631"])
-        let yubico = try #require(Data(base64Encoded: rootText))
-        func text(_ object: [String: Any], _ name: String) throws -> String {
-            guard let value = object[name] as? String else { throw TokenMintError(.webAuthn.invalidParameter, "\(name) is missing") }
-            return value
-        }
-        var cases: [Case] = []
-        for item in root["cases"] as? [[String: Any]] ?? [] {
-            let credential = item["credential"] as? [String: Any] ?? [:]
-            let response = credential["response"] as? [String: Any] ?? [:]
-            cases.append(Case(
-                name: try text(item, "name"), clientDataJSON: try Base64URL.decode(try text(response, "clientDataJSON")),
-                attestationObject: try Base64URL.decode(try text(response, "attestationObject")),
-                rawID: try Base64URL.decode(try text(credential, "rawId")), challenge: try Base64URL.decode(try text(item, "challenge")),
-                rpID: try text(item, "rpId"), origin: try text(item, "origin")))
-        }
+        let (cases, roots) = try AttestationVectorTests.load("fido-u2f.json")
         #expect(cases.count == 4)
-        return (cases, [UInt8](yubico))
+        return (cases, try #require(roots["yubico-u2f-457200631"]))
     }
 
     static func verify(_ item: Case, roots: [[UInt8]], attestationObject: [UInt8]? = nil) throws(TokenMintError) -> RegisteredCredential {
-        var policy = RelyingPartyPolicy(rpID: item.rpID, origins: [item.origin])
-        policy.attestationRoots = roots
-        return try RelyingPartyVerifier(policy: policy).verifyRegistration(
-            clientDataJSON: item.clientDataJSON, attestationObject: attestationObject ?? item.attestationObject, challenge: item.challenge,
-            rawID: item.rawID)
+        try AttestationVectorTests.verify(item, roots: roots, attestationObject: attestationObject)
     }
 
     static func failure(_ body: () throws(TokenMintError) -> RegisteredCredential) -> TokenMintError? {
-        do { _ = try body() } catch { return error }
-        return nil
-    }
-
-    /// The attestation object with its statement's `sig` replaced.
-    static func replacingSignature(_ object: [UInt8], _ change: ([UInt8]) -> CBOR) throws -> [UInt8] {
-        let parsed = try CBORDecoder.decode(object, requireCanonical: false)
-        guard case .map(let entries) = parsed else {
-            Issue.record("the attestation object is not a map")
-            return object
-        }
-        let rebuilt = entries.map { entry -> CBORMapEntry in
-            guard entry.key == .text("attStmt"), case .map(let statement) = entry.value else { return entry }
-            return CBORMapEntry(key: entry.key, value: .map(statement.map { inner in
-                inner.key == .text("sig") ? CBORMapEntry(key: inner.key, value: change(inner.value.bytesValue ?? [])) : inner
-            }))
-        }
-        return CBOREncoder.encode(.map(rebuilt))
+        AttestationVectorTests.failure(body)
     }
 
     @Test("a YubiKey's fido-u2f registration verifies and chains to Yubico's U2F root; without the root it is refused")
@@ -107,7 +59,7 @@ struct FIDOU2FVectorTests {
         for index in signature.indices {
             var changed = signature
             changed[index] ^= 0x01
-            let object = try Self.replacingSignature(item.attestationObject) { _ in .bytes(changed) }
+            let object = try AttestationVectorTests.changing(item.attestationObject, member: "sig", inStatement: true) { _ in changed }
             let error = Self.failure { () throws(TokenMintError) in try Self.verify(item, roots: [yubico], attestationObject: object) }
             #expect(error?.code == .webAuthn.invalidAttestation, "byte \(index)")
         }
