@@ -1,3 +1,4 @@
+public import TokenMintCore
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
@@ -17,6 +18,16 @@ public enum HMAC {
     public static func authenticationCode(for message: UnsafeRawBufferPointer, using key: HMACKey) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: key.hash.digestSize) { out, initialized in
             initialized = key.keyed.tag(message, into: UnsafeMutableRawBufferPointer(out))
+        }
+    }
+
+    /// The full-length tag of `message` written straight into zeroing
+    /// memory, for a tag that is itself a secret (a derived key, a PRF output).
+    public static func secretAuthenticationCode(for message: some DataProtocol, using key: HMACKey) throws(TokenMintError) -> SecureBytes {
+        let input = Array(message)
+        return try SecureBytes(count: key.hash.digestSize) { (out) throws(TokenMintError) in
+            let written = input.withUnsafeBytes { key.keyed.tag($0, into: out) }
+            guard written == key.hash.digestSize else { throw TokenMintError(.crypto.libraryFailure, "HMAC-\(key.hash.name) failed") }
         }
     }
 

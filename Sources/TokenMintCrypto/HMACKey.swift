@@ -43,10 +43,19 @@ public struct HMACKey: Sendable, Equatable, CustomStringConvertible {
     /// tests only; an empty key is still refused.
     public init(allowingShortKey key: some DataProtocol, hash: HashFunction) throws(TokenMintError) {
         guard !key.isEmpty, key.count <= 1 << 16 else { throw TokenMintError(.crypto.invalidKeySize, "HMAC key must be 1 to 65536 bytes") }
-        try self.init(secret: SecureBytes(key), hash: hash)
+        try self.init(checked: SecureBytes(key), hash: hash)
     }
 
-    private init(secret: SecureBytes, hash: HashFunction) throws(TokenMintError) {
+    /// Wraps a key already in zeroing memory, read in place (no copy is
+    /// made); the same length rule as ``init(_:hash:)``.
+    public init(secret: SecureBytes, hash: HashFunction) throws(TokenMintError) {
+        guard hash.isAllowedForSigning, secret.count >= hash.digestSize, secret.count <= 1 << 16 else {
+            throw TokenMintError(.crypto.invalidKeySize, "HMAC-\(hash.name) key must be \(hash.digestSize) to 65536 bytes")
+        }
+        try self.init(checked: secret, hash: hash)
+    }
+
+    private init(checked secret: SecureBytes, hash: HashFunction) throws(TokenMintError) {
         self.bytes = secret
         self.hash = hash
         self.keyed = try KeyedMAC(key: secret, hash: hash)
@@ -54,7 +63,7 @@ public struct HMACKey: Sendable, Equatable, CustomStringConvertible {
 
     /// A new random key as long as the hash output.
     public init(generatingFor hash: HashFunction) throws(TokenMintError) {
-        try self.init(secret: SecureBytes(randomCount: hash.digestSize), hash: hash)
+        try self.init(checked: SecureBytes(randomCount: hash.digestSize), hash: hash)
     }
 
     /// Never shows the key.

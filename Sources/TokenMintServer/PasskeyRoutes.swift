@@ -158,16 +158,25 @@ struct PasskeyRoutes: Sendable {
         let (rawID, response) = try Self.credential(body)
         let clientDataJSON = try Self.bytes(response, "clientDataJSON")
         let attestationObject = try Self.bytes(response, "attestationObject", maximum: 48 * 1024)
+        // Checked before anything is stored: a malformed result, or PRF
+        // outputs and large blobs the page should have kept, is a 400.
+        let results: ClientExtensionResults
+        do { results = try ClientExtensionResults(body["credential"]?["clientExtensionResults"]).refusingClientSecrets() } catch {
+            throw TokenMintError(.server.badRequest, "clientExtensionResults: \(error.reason)", underlying: error)
+        }
         // A sign-up's challenge registers only while the name is free: of
         // passkeys (the issuer checks, in the write's transaction) and of a
         // password account (checked here).
         let registered = try await issuer.registerPasskey(account: username, clientDataJSON: clientDataJSON, attestationObject: attestationObject,
                                                           credentialID: rawID, allowSignUp: !(try accounts.contains(username: username)))
-        return HTTPMessages.json(.created, JSONObject([
+        var members: [(String, JSONValue)] = [
             ("verified", true), ("username", .string(username)), ("credentialId", .string(Base64URL.encode(registered.credentialID))),
             ("attestationFormat", .string(registered.attestationFormat)), ("userVerified", .bool(registered.userVerified)),
             ("backupEligible", .bool(registered.backupEligible)), ("signCount", .number(Int64(registered.signCount))),
-        ]))
+        ]
+        if let discoverable = results.residentKey { members.append(("discoverable", .bool(discoverable))) }
+        if let prf = results.prfEnabled { members.append(("prfEnabled", .bool(prf))) }
+        return HTTPMessages.json(.created, JSONObject(members))
     }
 
     func requestOptions(challenge: [UInt8], credentialIDs: [[UInt8]]) -> Response {

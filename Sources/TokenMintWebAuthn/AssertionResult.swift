@@ -12,4 +12,6 @@ public struct AssertionResult: Sendable, Hashable {
     public let backupState: Bool
     /// True when the counter did not increase and the policy only warns.
     public let possibleClone: Bool
+    /// The signed extension outputs (hmac-secret encrypted to the client, credBlob).
+    public let extensionOutputs: AuthenticatorExtensionOutputs
 }

@@ -1,5 +1,5 @@
 public import TokenMintCore
-import TokenMintCrypto
+public import TokenMintCrypto
 public import TokenMintCBOR
 public import TokenMintStore
 import Foundation
@@ -39,10 +39,13 @@ public actor FIDO2Session {
         public var residentKey: Bool
         /// User verification requested.
         public var userVerification: Bool
+        /// Extension inputs.
+        public var extensions: MakeCredentialExtensions
         /// Options.
-        public init(residentKey: Bool = false, userVerification: Bool = false) {
+        public init(residentKey: Bool = false, userVerification: Bool = false, extensions: MakeCredentialExtensions = .init()) {
             self.residentKey = residentKey
             self.userVerification = userVerification
+            self.extensions = extensions
         }
     }
 
@@ -52,10 +55,13 @@ public actor FIDO2Session {
         public var userPresence: Bool
         /// User verification requested.
         public var userVerification: Bool
+        /// Extension inputs.
+        public var extensions: GetAssertionExtensions
         /// Options.
-        public init(userPresence: Bool = true, userVerification: Bool = false) {
+        public init(userPresence: Bool = true, userVerification: Bool = false, extensions: GetAssertionExtensions = .init()) {
             self.userPresence = userPresence
             self.userVerification = userVerification
+            self.extensions = extensions
         }
     }
 
@@ -77,8 +83,14 @@ public actor FIDO2Session {
         public let attestationStatement: CBOR
         /// The WebAuthn attestation object.
         public let attestationObject: AttestationObject
+        /// The new credential's large-blob key (largeBlobKey extension).
+        public let largeBlobKey: SecureBytes?
         /// The new credential's ID.
         public var credentialID: [UInt8] { authenticatorData.attestedCredential?.credentialID ?? [] }
+        /// The signed extension outputs.
+        public var extensionOutputs: AuthenticatorExtensionOutputs {
+            (try? AuthenticatorExtensionOutputs(authenticatorData.extensions, ceremony: .registration)) ?? AuthenticatorExtensionOutputs()
+        }
     }
 
     /// getAssertion's result, parsed.
@@ -93,6 +105,15 @@ public actor FIDO2Session {
         public let userHandle: [UInt8]?
         /// Credentials that matched (first response only).
         public let numberOfCredentials: Int
+        /// The hmac-secret outputs in clear (32 or 64 bytes), for the client
+        /// only: the authenticator data carries them encrypted.
+        public let hmacSecret: SecureBytes?
+        /// The credential's large-blob key (largeBlobKey extension).
+        public let largeBlobKey: SecureBytes?
+        /// The signed extension outputs.
+        public var extensionOutputs: AuthenticatorExtensionOutputs {
+            (try? AuthenticatorExtensionOutputs(authenticatorData.extensions, ceremony: .assertion)) ?? AuthenticatorExtensionOutputs()
+        }
     }
 
     /// getInfo's result.
@@ -105,6 +126,10 @@ public actor FIDO2Session {
         public let options: [String: Bool]
         /// Supported algorithms.
         public let algorithms: [COSEAlgorithm]
+        /// Supported extensions.
+        public let extensions: [String]
+        /// The largest credBlob kept.
+        public let maxCredBlobLength: Int
     }
 
     let store: any KeyValueStore
@@ -124,6 +149,10 @@ public actor FIDO2Session {
     /// and cleared by ``reset()``. Resident credentials made before the count
     /// existed (stores written by an older TokenMint) are not in it.
     public let maximumResidentCredentials: Int
+    /// The minimum PIN length the minPinLength extension reports.
+    public let minimumPINLength: Int
+    /// The RP IDs the minPinLength extension reports to; others get no output.
+    public let minPinLengthRPIDs: Set<String>
     let confirmPresence: @Sendable (Request) async -> Bool
     let verifyUser: @Sendable (Request) async -> Bool
     private var pending: [(id: [UInt8], hash: [UInt8])] = []
@@ -149,6 +178,7 @@ public actor FIDO2Session {
         store: any KeyValueStore, aaguid: [UInt8] = [UInt8](repeating: 0, count: 16), supportsUserVerification: Bool = false,
         backupEligible: Bool = false, backupState: Bool = false, signCountPolicy: SignCountPolicy = .perCredential,
         maximumResidentCredentials: Int = FIDO2Session.defaultMaximumResidentCredentials,
+        minimumPINLength: Int = 4, minPinLengthRPIDs: Set<String> = [],
         confirmPresence: @escaping @Sendable (Request) async -> Bool = { _ in true },
         verifyUser: @escaping @Sendable (Request) async -> Bool = { _ in true }
     ) throws(TokenMintError) {
@@ -157,6 +187,9 @@ public actor FIDO2Session {
         guard maximumResidentCredentials >= 1 else {
             throw TokenMintError(.webAuthn.invalidParameter, "maximumResidentCredentials must be at least 1")
         }
+        guard (4...63).contains(minimumPINLength) else { throw TokenMintError(.webAuthn.invalidParameter, "minimumPINLength must be 4 to 63") }
+        self.minimumPINLength = minimumPINLength
+        self.minPinLengthRPIDs = minPinLengthRPIDs
         self.store = store
         self.aaguid = aaguid
         self.supportsUserVerification = supportsUserVerification
@@ -172,7 +205,7 @@ public actor FIDO2Session {
     public func getInfo() -> Info {
         Info(versions: ["FIDO_2_0", "FIDO_2_1"], aaguid: aaguid,
              options: ["rk": true, "up": true, "uv": supportsUserVerification, "plat": false],
-             algorithms: [.es256, .edDSA])
+             algorithms: [.es256, .edDSA], extensions: FIDO2Session.supportedExtensions, maxCredBlobLength: FIDO2Session.maximumCredBlobLength)
     }
 
     struct Record: Codable {
@@ -181,6 +214,12 @@ public actor FIDO2Session {
         var userName: String
         var algorithm: Int64
         var resident: Bool
+        /// credProtect level (nil: 1).
+        var credProtect: Int?
+        /// Whether the credential has hmac-secret secrets.
+        var hmacSecret: Bool?
+        /// The credBlob.
+        var credBlob: [UInt8]?
     }
 
     func storeCall<T>(_ body: (any StoreTransaction) throws -> T) throws(TokenMintError) -> T {
@@ -202,20 +241,25 @@ public actor FIDO2Session {
     ) async throws(TokenMintError) -> MakeCredentialResponse {
         let algorithm = try checkArguments(clientDataHash: clientDataHash, rpID: rp.id, userID: user.id, userName: user.name,
                                            pubKeyCredParams: pubKeyCredParams, options: options)
+        try checkExtensions(options.extensions, residentKey: options.residentKey)
         let request = Request(operation: "makeCredential", rpID: rp.id, userName: user.name)
-        try await checkExcludeList(excludeList, rpID: rp.id, request: request)
+        try await checkExcludeList(excludeList, rpID: rp.id, request: request, verified: options.userVerification)
         let verified = try await confirmUser(request, userVerification: options.userVerification)
         if options.residentKey { try checkResidentCapacity() }
         let credentialID = SecureRandom.bytes(count: 32)
         let key = try makeKey(algorithm, credentialID: credentialID)
-        let record = Record(rpID: rp.id, userID: user.id, userName: user.name, algorithm: algorithm.rawValue, resident: options.residentKey)
-        try storeCredential(credentialID, seed: key.seed, record: record)
-        let authData = newAuthenticatorData(rpID: rp.id, verified: verified, credentialID: credentialID, publicKey: key.publicKey)
+        let made = makeExtensions(options.extensions, rpID: rp.id, credentialID: credentialID)
+        let record = Record(rpID: rp.id, userID: user.id, userName: user.name, algorithm: algorithm.rawValue, resident: options.residentKey,
+                            credProtect: options.extensions.credProtect?.rawValue, hmacSecret: made.outputs.hmacSecret,
+                            credBlob: made.outputs.credBlobStored == true ? options.extensions.credBlob : nil)
+        try storeCredential(credentialID, seed: key.seed, record: record, secrets: made.secrets)
+        let authData = newAuthenticatorData(rpID: rp.id, verified: verified, credentialID: credentialID, publicKey: key.publicKey,
+                                            extensions: made.outputs.cbor)
         let statement = try FIDO2Session.attestationStatement(attestation, algorithm: algorithm, authData: authData,
                                                               clientDataHash: clientDataHash, key: key)
         let object = AttestationObject(format: attestation.rawValue, statement: statement, authenticatorData: authData)
         return MakeCredentialResponse(authenticatorData: authData, format: attestation.rawValue, attestationStatement: statement,
-                                      attestationObject: object)
+                                      attestationObject: object, largeBlobKey: made.largeBlobKey)
     }
 
     /// A new credential's key: its COSE public key, the EdDSA seed still to be
@@ -247,10 +291,11 @@ public actor FIDO2Session {
     }
 
     /// Throws `credentialExcluded` (after asking for presence, as CTAP2 does)
-    /// when a credential of the exclude list is on this authenticator for `rpID`.
-    private func checkExcludeList(_ excludeList: [[UInt8]], rpID: String, request: Request) async throws(TokenMintError) {
+    /// when a credential of the exclude list is on this authenticator for
+    /// `rpID`; one whose credProtect requires UV is passed over without UV.
+    private func checkExcludeList(_ excludeList: [[UInt8]], rpID: String, request: Request, verified: Bool) async throws(TokenMintError) {
         for id in excludeList where (try? storeCall({ tx in try tx.value(FIDO2Session.name("meta", id)) })).flatMap({ $0 }) != nil {
-            if let record = try? loadRecord(id), record.rpID == rpID {
+            if let record = try? loadRecord(id), record.rpID == rpID, FIDO2Session.usable(record, verified: verified, discoverable: false) {
                 _ = await confirmPresence(request)
                 throw TokenMintError(.webAuthn.credentialExcluded, "a credential in the exclude list is on this authenticator")
             }
@@ -286,11 +331,14 @@ public actor FIDO2Session {
     /// makeCredential returns: the EdDSA seed, the record, the counter at 0
     /// and, for a resident credential, its place in the RP's index and the
     /// resident count (capped, see ``maximumResidentCredentials``).
-    private func storeCredential(_ credentialID: [UInt8], seed: SecureBytes?, record: Record) throws(TokenMintError) {
+    private func storeCredential(_ credentialID: [UInt8], seed: SecureBytes?, record: Record, secrets: [(String, SecureBytes)])
+        throws(TokenMintError)
+    {
         guard let recordData = try? JSONEncoder().encode(record) else { throw TokenMintError(.webAuthn.other, "cannot encode the credential record") }
         let cap = Int64(maximumResidentCredentials)
         try storeCall { tx in
             if let seed { try tx.setSecret(FIDO2Session.name("key", credentialID), seed) }
+            for (name, secret) in secrets { try tx.setSecret(name, secret) }
             try tx.setValue(FIDO2Session.name("meta", credentialID), Array(recordData))
             try tx.setCounter(FIDO2Session.name("count", credentialID), 0)
             if record.resident { try FIDO2Session.addResident(credentialID, rpID: record.rpID, cap: cap, in: tx) }
@@ -323,13 +371,16 @@ public actor FIDO2Session {
     }
 
     /// The authenticator data of a new credential: UP, UV when verified, BE and BS as configured, signCount 0.
-    private func newAuthenticatorData(rpID: String, verified: Bool, credentialID: [UInt8], publicKey: COSEKey) -> AuthenticatorData {
+    private func newAuthenticatorData(rpID: String, verified: Bool, credentialID: [UInt8], publicKey: COSEKey, extensions: CBOR?)
+        -> AuthenticatorData
+    {
         var flags: AuthenticatorData.Flags = [.userPresent]
         if verified { flags.insert(.userVerified) }
         if backupEligible { flags.insert(.backupEligible) }
         if backupState { flags.insert(.backupState) }
         return AuthenticatorData(rpID: rpID, flags: flags, signCount: 0,
-                                 attestedCredential: .init(aaguid: aaguid, credentialID: credentialID, publicKey: publicKey))
+                                 attestedCredential: .init(aaguid: aaguid, credentialID: credentialID, publicKey: publicKey),
+                                 extensions: extensions)
     }
 
     /// The attestation statement: empty for "none"; for "packed", the
@@ -380,14 +431,23 @@ public actor FIDO2Session {
         if options.userVerification && !supportsUserVerification {
             throw TokenMintError(.webAuthn.unsupportedOption, "this authenticator has no user verification")
         }
+        // credProtect: a credential that needs UV, or an allow list without UV, is not a candidate.
         var candidates: [[UInt8]] = []
         if allowList.isEmpty {
             let index = FIDO2Session.rpIndex(rpID)
             let ids = try storeCall { tx in (try tx.value(index)).flatMap { try? JSONDecoder().decode([[UInt8]].self, from: Data($0)) } ?? [] }
-            candidates = ids.reversed()
+            for id in ids.reversed() {
+                if let record = try loadRecord(id), FIDO2Session.usable(record, verified: options.userVerification, discoverable: true) {
+                    candidates.append(id)
+                }
+            }
         } else {
             for id in allowList where id.count <= 1023 {
-                if let record = try loadRecord(id), record.rpID == rpID { candidates.append(id) }
+                if let record = try loadRecord(id), record.rpID == rpID,
+                    FIDO2Session.usable(record, verified: options.userVerification, discoverable: false)
+                {
+                    candidates.append(id)
+                }
             }
         }
         guard !candidates.isEmpty else { throw TokenMintError(.webAuthn.noCredentials, "no credential for \(rpID)") }
@@ -403,11 +463,13 @@ public actor FIDO2Session {
         }
         pending = candidates.dropFirst().map { (id: $0, hash: clientDataHash) }
         pendingRP = rpID
+        lastExtensions = options.extensions
         return try await assert(candidates[0], clientDataHash: clientDataHash, rpID: rpID, flags: flags, count: candidates.count,
                                 discoverable: allowList.isEmpty)
     }
 
     var lastFlags: AuthenticatorData.Flags = [.userPresent]
+    var lastExtensions = GetAssertionExtensions()
     var lastDiscoverable = false
 
     /// getNextAssertion: the next resident credential of the last getAssertion.
@@ -446,17 +508,20 @@ public actor FIDO2Session {
             } catch { throw TokenMintError(.webAuthn.other, "the credential key does not open", underlying: error) }
             signers[id] = signer
         }
-        let authData = AuthenticatorData(rpIDHash: rpIDHash(rpID), flags: allFlags, signCount: UInt32(counter))
+        let extensions = try assertionExtensions(lastExtensions, id: id, record: record, verified: flags.contains(.userVerified))
+        let authData = AuthenticatorData(rpIDHash: rpIDHash(rpID), flags: allFlags, signCount: UInt32(counter), extensions: extensions.outputs.cbor)
         let signature: [UInt8]
         do { signature = try signer.sign(authData.bytes + clientDataHash) } catch { throw TokenMintError(.webAuthn.other, "signing failed", underlying: error) }
         return GetAssertionResponse(credentialID: id, authenticatorData: authData, signature: signature,
-                                    userHandle: record.resident || discoverable ? record.userID : nil, numberOfCredentials: count)
+                                    userHandle: record.resident || discoverable ? record.userID : nil, numberOfCredentials: count,
+                                    hmacSecret: extensions.hmacSecret, largeBlobKey: extensions.largeBlobKey)
     }
 
     /// Removes every credential.
     public func reset() throws(TokenMintError) {
         do { try store.reset() } catch { throw TokenMintError(.webAuthn.other, "reset failed: \(error)", underlying: error) }
         pending = []
+        lastExtensions = GetAssertionExtensions()
         signers = [:]
         records = [:]
     }

@@ -20,6 +20,10 @@ public struct RegisteredCredential: Sendable, Hashable {
     public let attestationFormat: String
     /// The authenticator model (AAGUID).
     public let aaguid: [UInt8]
+    /// The signed extension outputs of the registration (credProtect,
+    /// hmac-secret, credBlob, minPinLength); empty for a stored credential
+    /// unless the RP sets it.
+    public var extensionOutputs = AuthenticatorExtensionOutputs()
 
     /// A stored credential (for example, read back from the RP's database).
     public init(credentialID: [UInt8], publicKey: COSEKey, signCount: UInt32, backupEligible: Bool, backupState: Bool,

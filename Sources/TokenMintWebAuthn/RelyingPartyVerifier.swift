@@ -74,13 +74,16 @@ public struct RelyingPartyVerifier: Sendable {
         guard policy.algorithms.contains(credential.publicKey.algorithm) else {
             throw TokenMintError(.webAuthn.unsupportedAlgorithm, "algorithm \(credential.publicKey.algorithm) is not accepted")
         }
+        let outputs = try AuthenticatorExtensionOutputs(data.extensions, ceremony: .registration)
         let signed = data.bytes + HashFunction.sha256.hash(clientDataJSON)
         try withMetadata(aaguid: credential.aaguid, format: object.format).verifyStatement(
             format: object.format, object.statement, data: data, signed: signed, clientDataJSON: clientDataJSON, credential: credential)
-        return RegisteredCredential(
+        var registered = RegisteredCredential(
             credentialID: credential.credentialID, publicKey: credential.publicKey, signCount: data.signCount,
             backupEligible: data.flags.contains(.backupEligible), backupState: data.flags.contains(.backupState),
             userVerified: data.flags.contains(.userVerified), attestationFormat: object.format, aaguid: credential.aaguid)
+        registered.extensionOutputs = outputs
+        return registered
     }
 
     /// This verifier with the metadata's verdict on `aaguid` applied: an
@@ -206,6 +209,7 @@ public struct RelyingPartyVerifier: Sendable {
         let data = try AuthenticatorData(parsing: authenticatorData)
         guard data.attestedCredential == nil else { throw TokenMintError(.webAuthn.invalidAuthenticatorData, "AT must not be set in an assertion") }
         try checkFlags(data)
+        let outputs = try AuthenticatorExtensionOutputs(data.extensions, ceremony: .assertion)
         guard data.flags.contains(.backupEligible) == credential.backupEligible else {
             throw TokenMintError(.webAuthn.invalidBackupFlags, "BE changed since registration")
         }
@@ -220,6 +224,6 @@ public struct RelyingPartyVerifier: Sendable {
             clone = true
         }
         return AssertionResult(signCount: data.signCount, userVerified: data.flags.contains(.userVerified),
-                               backupState: data.flags.contains(.backupState), possibleClone: clone)
+                               backupState: data.flags.contains(.backupState), possibleClone: clone, extensionOutputs: outputs)
     }
 }

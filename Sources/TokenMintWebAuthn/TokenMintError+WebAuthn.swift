@@ -22,6 +22,9 @@ extension TokenMintError.Code {
         public var keyStoreFull: TokenMintError.Code { .init(domain: "webauthn", name: "keyStoreFull", number: 0x28) }
         /// CTAP2_ERR_UNSUPPORTED_OPTION (0x2B).
         public var unsupportedOption: TokenMintError.Code { .init(domain: "webauthn", name: "unsupportedOption", number: 0x2B) }
+        /// CTAP2_ERR_INVALID_OPTION (0x2C): an option or extension input that
+        /// cannot go with the others (largeBlobKey without a resident key).
+        public var invalidOption: TokenMintError.Code { .init(domain: "webauthn", name: "invalidOption", number: 0x2C) }
         /// CTAP2_ERR_NO_CREDENTIALS (0x2E).
         public var noCredentials: TokenMintError.Code { .init(domain: "webauthn", name: "noCredentials", number: 0x2E) }
         /// CTAP2_ERR_NOT_ALLOWED (0x30): getNextAssertion without a pending getAssertion.
@@ -55,6 +58,9 @@ extension TokenMintError.Code {
         public var invalidSignature: TokenMintError.Code { .init(domain: "webauthn", name: "invalidSignature") }
         /// The signature counter did not increase: a possible cloned authenticator.
         public var signCountRollback: TokenMintError.Code { .init(domain: "webauthn", name: "signCountRollback") }
+        /// An extension's input or output is malformed: a known extension of
+        /// the wrong type or out of range, or an output the ceremony cannot carry.
+        public var invalidExtension: TokenMintError.Code { .init(domain: "webauthn", name: "invalidExtension") }
         /// The credential is not registered.
         public var unknownCredential: TokenMintError.Code { .init(domain: "webauthn", name: "unknownCredential") }
     }

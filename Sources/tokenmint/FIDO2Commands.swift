@@ -20,8 +20,11 @@ struct FIDO2Command: AsyncParsableCommand {
             return bytes
         }
 
-        func session() throws -> FIDO2Session {
-            try FIDO2Session(store: try store.open("fido2.sqlite"), supportsUserVerification: true)
+        /// The authenticator; it tells its minimum PIN length to `--rp`
+        /// when `minPinLength` is asked (the CLI's user owns it).
+        func session(minPinLength: Bool = false) throws -> FIDO2Session {
+            try FIDO2Session(store: try store.open("fido2.sqlite"), supportsUserVerification: true,
+                             minPinLengthRPIDs: minPinLength ? [rp] : [])
         }
     }
 
@@ -41,17 +44,37 @@ struct FIDO2Command: AsyncParsableCommand {
         @Option(help: "none or packed (self attestation).") var attestation: String = "none"
         @Flag(help: "A discoverable (resident) credential.") var resident = false
         @Flag(help: "Verify the user.") var uv = false
+        @Option(help: "credProtect level: 1, 2 (no discovery without UV) or 3 (UV always).") var credProtect: Int?
+        @Flag(help: "The prf extension: give the credential an hmac-secret.") var prf = false
+        @Option(help: "credBlob: up to 32 bytes kept with the credential, hex.") var credBlob: String?
+        @Flag(help: "minPinLength: report the minimum PIN length to --rp.") var minPinLength = false
+        @Flag(help: "largeBlob: give the (resident) credential a large-blob key.") var largeBlob = false
+        @Flag(help: "credProps: report whether the credential is discoverable.") var credProps = false
 
         func run() async throws {
             guard let algorithm: COSEAlgorithm = ["ES256": .es256, "EdDSA": .edDSA][alg] else { throw ValidationError("--alg must be ES256 or EdDSA") }
             guard let format = FIDO2Session.Attestation(rawValue: attestation) else { throw ValidationError("--attestation must be none or packed") }
+            var extensions = FIDO2Session.MakeCredentialExtensions(hmacSecret: prf, minPinLength: minPinLength, largeBlobKey: largeBlob)
+            if let credProtect {
+                guard let level = CredentialProtection(rawValue: credProtect) else { throw ValidationError("--cred-protect must be 1, 2 or 3") }
+                extensions.credProtect = level
+            }
+            if let credBlob {
+                guard let blob = try? Hex.decode(credBlob), blob.count <= 64 else { throw ValidationError("--cred-blob must be at most 64 bytes of hex") }
+                extensions.credBlob = blob
+            }
             let clientData = CollectedClientData(type: "webauthn.create", challenge: try common.challengeBytes(), origin: common.origin).json
-            let made = try await common.session().makeCredential(
+            let made = try await common.session(minPinLength: minPinLength).makeCredential(
                 clientDataHash: HashFunction.sha256.hash(clientData), rp: (common.rp, common.rp), user: (try Hex.decode(userId), userName, userName),
-                pubKeyCredParams: [algorithm], options: .init(residentKey: resident, userVerification: uv), attestation: format)
+                pubKeyCredParams: [algorithm], options: .init(residentKey: resident, userVerification: uv, extensions: extensions), attestation: format)
+            // What a client reports beside the signed outputs (WebAuthn §10).
+            var results: [String: Any] = [:]
+            if credProps { results["credProps"] = ["rk": resident] }
+            if prf { results["prf"] = ["enabled": made.extensionOutputs.hmacSecret == true] }
+            if largeBlob { results["largeBlob"] = ["supported": made.largeBlobKey != nil] }
             let id = FIDO2Command.b64(made.credentialID)
             try FIDO2Command.print(json: [
-                "id": id, "rawId": id, "type": "public-key", "authenticatorAttachment": "cross-platform", "clientExtensionResults": [String: Any](),
+                "id": id, "rawId": id, "type": "public-key", "authenticatorAttachment": "cross-platform", "clientExtensionResults": results,
                 "response": [
                     "clientDataJSON": FIDO2Command.b64(clientData), "attestationObject": FIDO2Command.b64(made.attestationObject.bytes),
                     "transports": ["usb"],
@@ -65,15 +88,35 @@ struct FIDO2Command: AsyncParsableCommand {
         @OptionGroup var common: Common
         @Option(parsing: .unconditional, help: "The credential ID, base64url (default: a discoverable credential).") var credential: String?
         @Flag(help: "Verify the user.") var uv = false
+        @Option(parsing: .unconditionalSingleValue, help: "A prf input, base64url (give it twice for two outputs).") var prf: [String] = []
+        @Flag(help: "getCredBlob: return the credential's credBlob.") var credBlob = false
 
         func run() async throws {
+            guard prf.count <= 2 else { throw ValidationError("--prf takes one or two inputs") }
+            let salts = try prf.map { text -> [UInt8] in
+                guard let input = try? Base64URL.decode(text, padding: .either), input.count <= 1024 else {
+                    throw ValidationError("--prf inputs are base64url, at most 1024 bytes")
+                }
+                return FIDO2Session.prfSalt(input)
+            }
+            let extensions = FIDO2Session.GetAssertionExtensions(hmacSecret: salts.first.map { ($0, salts.count > 1 ? salts[1] : nil) }, credBlob: credBlob)
             let clientData = CollectedClientData(type: "webauthn.get", challenge: try common.challengeBytes(), origin: common.origin).json
             let allow = try credential.map { [try Base64URL.decode($0, padding: .either)] } ?? []
             let response = try await common.session().getAssertion(
-                clientDataHash: HashFunction.sha256.hash(clientData), rpID: common.rp, allowList: allow, options: .init(userVerification: uv))
+                clientDataHash: HashFunction.sha256.hash(clientData), rpID: common.rp, allowList: allow,
+                options: .init(userVerification: uv, extensions: extensions))
+            var results: [String: Any] = [:]
+            if let outputs = response.hmacSecret {
+                // The PRF outputs are the client's: this command prints them as a browser hands them to the page.
+                let bytes = outputs.withUnsafeBytes { Array($0) }
+                var prfResults = ["first": FIDO2Command.b64(Array(bytes[0..<32]))]
+                if bytes.count == 64 { prfResults["second"] = FIDO2Command.b64(Array(bytes[32...])) }
+                results["prf"] = ["results": prfResults]
+            }
+            if credBlob { results["getCredBlob"] = FIDO2Command.b64(response.extensionOutputs.credBlob ?? []) }
             let id = FIDO2Command.b64(response.credentialID)
             try FIDO2Command.print(json: [
-                "id": id, "rawId": id, "type": "public-key", "authenticatorAttachment": "cross-platform", "clientExtensionResults": [String: Any](),
+                "id": id, "rawId": id, "type": "public-key", "authenticatorAttachment": "cross-platform", "clientExtensionResults": results,
                 "response": [
                     "clientDataJSON": FIDO2Command.b64(clientData), "authenticatorData": FIDO2Command.b64(response.authenticatorData.bytes),
                     "signature": FIDO2Command.b64(response.signature),
@@ -131,6 +174,27 @@ struct FIDO2Command: AsyncParsableCommand {
         }
     }
 
+    /// The typed extension outputs as JSON: credProtect, hmacSecret (true,
+    /// or the encrypted output's length), credBlob, minPinLength, others.
+    static func describe(_ outputs: AuthenticatorExtensionOutputs) -> [String: Any] {
+        var described: [String: Any] = [:]
+        if let level = outputs.credProtect { described["credProtect"] = level.rawValue }
+        if let hmac = outputs.hmacSecret { described["hmacSecret"] = hmac }
+        if let output = outputs.hmacSecretOutput { described["hmacSecretOutputLength"] = output.count }
+        if let stored = outputs.credBlobStored { described["credBlob"] = stored }
+        if let blob = outputs.credBlob { described["credBlob"] = Hex.encode(blob) }
+        if let length = outputs.minPinLength { described["minPinLength"] = length }
+        if !outputs.otherExtensions.isEmpty { described["other"] = outputs.otherExtensions }
+        return described
+    }
+
+    /// A Foundation JSON value as the strict JSON model, for the typed readers.
+    static func jsonValue(_ value: Any?) throws -> JSONValue? {
+        guard let value, !(value is NSNull) else { return nil }
+        let data = try JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed])
+        return try JSONParser.parse(Array(data))
+    }
+
     struct VerifyRegistration: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "verify-registration", abstract: "RP side: verify a registration and record the credential; exit 1 with the reason.")
@@ -153,11 +217,15 @@ struct FIDO2Command: AsyncParsableCommand {
                     clientDataJSON: try FIDO2Command.field(object, "response", "clientDataJSON"),
                     attestationObject: try FIDO2Command.field(object, "response", "attestationObject"), challenge: try common.challengeBytes(),
                     rawID: try FIDO2Command.field(object, "rawId"))
-                let record: [String: Any] = [
+                let results = try ClientExtensionResults(try FIDO2Command.jsonValue(object["clientExtensionResults"])).refusingClientSecrets()
+                var record: [String: Any] = [
                     "publicKey": FIDO2Command.b64(credential.publicKey.cbor), "signCount": Int(credential.signCount),
                     "backupEligible": credential.backupEligible, "backupState": credential.backupState, "userVerified": credential.userVerified,
                     "fmt": credential.attestationFormat, "aaguid": FIDO2Command.b64(credential.aaguid),
+                    "extensions": FIDO2Command.describe(credential.extensionOutputs),
                 ]
+                if let rk = results.residentKey { record["discoverable"] = rk }
+                if let prf = results.prfEnabled { record["prfEnabled"] = prf }
                 let data = try JSONSerialization.data(withJSONObject: record, options: [.sortedKeys])
                 let name = "rp.cred." + FIDO2Command.b64(credential.credentialID)
                 // WebAuthn §7.1: a credential ID that is registered already is refused, never replaced.
@@ -206,7 +274,7 @@ struct FIDO2Command: AsyncParsableCommand {
                 try store.transaction { tx in try tx.setValue(name, Array(data)) }
                 try FIDO2Command.print(json: [
                     "credentialId": FIDO2Command.b64(id), "signCount": Int(result.signCount), "userVerified": result.userVerified,
-                    "possibleClone": result.possibleClone,
+                    "possibleClone": result.possibleClone, "extensions": FIDO2Command.describe(result.extensionOutputs),
                 ])
             } catch let error as TokenMintError where error.code.domain == "webauthn" {
                 throw CLIError(message: "\(error)", status: 1)
