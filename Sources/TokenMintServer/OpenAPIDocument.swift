@@ -2895,7 +2895,37 @@ enum OpenAPIDocument {
       ]
      },
      "clientExtensionResults": {
-      "type": "object"
+      "type": "object",
+      "description": "The client's extension results. Known ones are checked (credProps.rk, prf.enabled, largeBlob.supported and written are Booleans); PRF outputs (prf.results) and large blobs (largeBlob.blob) are the page's and are refused with 400.",
+      "properties": {
+       "credProps": {
+        "type": "object",
+        "properties": {
+         "rk": {
+          "type": "boolean"
+         }
+        }
+       },
+       "prf": {
+        "type": "object",
+        "properties": {
+         "enabled": {
+          "type": "boolean"
+         }
+        }
+       },
+       "largeBlob": {
+        "type": "object",
+        "properties": {
+         "supported": {
+          "type": "boolean"
+         },
+         "written": {
+          "type": "boolean"
+         }
+        }
+       }
+      }
      },
      "response": {
       "type": "object",
@@ -2997,6 +3027,14 @@ enum OpenAPIDocument {
      },
      "signCount": {
       "type": "integer"
+     },
+     "discoverable": {
+      "type": "boolean",
+      "description": "The client's credProps.rk, when it reported it."
+     },
+     "prfEnabled": {
+      "type": "boolean",
+      "description": "The client's prf.enabled, when it reported it."
      }
     }
    },

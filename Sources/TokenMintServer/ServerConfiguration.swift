@@ -22,6 +22,12 @@ public struct ServerConfiguration: Sendable {
     /// origins): accepted in ceremonies and published at
     /// `GET /.well-known/webauthn` for browsers to check.
     public var relatedOrigins: [String] = []
+    /// The Public Suffix List that counts the related origins' labels (at
+    /// most five, as browsers count them); nil for the system's copy
+    /// (``systemPublicSuffixListPath``) when it is installed, else the default rule `*` alone.
+    public var publicSuffixListPath: String?
+    /// Where Debian's and Ubuntu's `publicsuffix` package installs the list.
+    public static let systemPublicSuffixListPath = "/usr/share/publicsuffix/public_suffix_list.dat"
     /// The authenticators the ceremonies suggest, in order (WebAuthn L3
     /// `hints`: `security-key`, `client-device`, `hybrid`).
     public var hints: [String] = []

@@ -81,6 +81,11 @@ public struct TokenMintServer: Sendable {
         }
         let oauthState: any KeyValueStore = state ?? store
         let attestationRoots = try configuration.attestationRootsPath.map(Self.certificates(pemFile:)) ?? []
+        if !configuration.relatedOrigins.isEmpty {
+            do { _ = try RelatedOrigins(configuration.relatedOrigins, publicSuffixes: try Self.publicSuffixes(configuration.publicSuffixListPath)) } catch {
+                throw TokenMintError(.server.invalidConfiguration, "--related-origin: \(error.reason)", underlying: error)
+            }
+        }
         let clock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
         let base = configuration.effectiveIssuer
         let origin = configuration.origin ?? base
@@ -131,6 +136,19 @@ public struct TokenMintServer: Sendable {
     /// blocks; anything between blocks is ignored), each parsed.
     /// - Throws: `server.invalidConfiguration` for a file that cannot be
     ///   read, is over 1 MiB, holds no certificate or one that does not parse.
+    /// The Public Suffix List at `path`, or the system's when none is given
+    /// and it is installed, or the default rule alone.
+    static func publicSuffixes(_ path: String?) throws(TokenMintError) -> PublicSuffixList {
+        let file = path ?? ServerConfiguration.systemPublicSuffixListPath
+        guard let data = FileManager.default.contents(atPath: file), data.count <= PublicSuffixList.maximumByteCount else {
+            guard path == nil else {
+                throw TokenMintError(.server.invalidConfiguration, "--public-suffix-list \(SafeText.escaped(file.prefix(256))) cannot be read (or is over 4 MiB)")
+            }
+            return .defaultRule
+        }
+        return try PublicSuffixList(parsing: String(decoding: data, as: UTF8.self))
+    }
+
     static func certificates(pemFile path: String) throws(TokenMintError) -> [[UInt8]] {
         guard let data = FileManager.default.contents(atPath: path), data.count <= 1 << 20 else {
             throw TokenMintError(.server.invalidConfiguration, "--attestation-roots \(SafeText.escaped(path.prefix(256))) cannot be read (or is over 1 MiB)")

@@ -87,6 +87,9 @@ struct Serve: AsyncParsableCommand {
         @Option(name: .customLong("related-origin"),
                 help: "Another origin of the same relying party (repeatable): accepted in ceremonies and published at /.well-known/webauthn.")
         var relatedOrigins: [String] = []
+        @Option(name: .customLong("public-suffix-list"),
+                help: "The Public Suffix List that counts the related origins' labels, at most 5 (default: the system's publicsuffix package, if installed).")
+        var publicSuffixList: String?
         @Option(name: .customLong("hint"), help: "security-key, client-device or hybrid (repeatable, in order): the WebAuthn hints the ceremonies give.")
         var hints: [String] = []
         @Option(name: .customLong("attestation-roots"),
@@ -111,6 +114,7 @@ struct Serve: AsyncParsableCommand {
             }
             configuration.attestation = conveyance
             configuration.relatedOrigins = relatedOrigins
+            configuration.publicSuffixListPath = publicSuffixList
             configuration.hints = hints
             configuration.attestationRootsPath = attestationRoots
             configuration.tlsCertificatePath = tlsCertificate

@@ -37,14 +37,15 @@ struct PasskeyRouteTests {
             return data.json
         }
 
-        static func credentialJSON(_ id: [UInt8], _ response: [(String, String)]) -> String {
+        static func credentialJSON(_ id: [UInt8], _ response: [(String, String)], extensionResults: String = "{}") -> String {
             let members = response.map { "\"\($0.0)\":\"\($0.1)\"" }.joined(separator: ",")
             let encoded = Base64URL.encode(id)
-            return "{\"id\":\"\(encoded)\",\"rawId\":\"\(encoded)\",\"type\":\"public-key\",\"clientExtensionResults\":{},\"response\":{\(members)}}"
+            return "{\"id\":\"\(encoded)\",\"rawId\":\"\(encoded)\",\"type\":\"public-key\",\"clientExtensionResults\":\(extensionResults),\"response\":{\(members)}}"
         }
 
         /// Options, `create`, verification; returns the verification's answer.
-        func register(_ username: String, bearer: String? = nil, origin: String = PasskeyRouteTests.origin) async throws -> TestResponse {
+        func register(_ username: String, bearer: String? = nil, origin: String = PasskeyRouteTests.origin, extensionResults: String = "{}",
+                      extensions: FIDO2Session.MakeCredentialExtensions = .init()) async throws -> TestResponse {
             let optionsResponse = try await ServerRouteTests.post(client, "/webauthn/registration/options", "{\"username\":\"\(username)\"}", bearer: bearer)
             guard optionsResponse.status == .ok else { return optionsResponse }
             let options = try ServerRouteTests.json(optionsResponse)
@@ -57,10 +58,10 @@ struct PasskeyRouteTests {
             let made = try await authenticator.makeCredential(
                 clientDataHash: HashFunction.sha256.hash(clientData), rp: (PasskeyRouteTests.rpID, "TokenMint"),
                 user: (try Base64URL.decode(#require(user["id"]?.stringValue)), username, nil), pubKeyCredParams: [.es256], excludeList: excluded,
-                options: .init(residentKey: true, userVerification: true), attestation: .packed)
+                options: .init(residentKey: true, userVerification: true, extensions: extensions), attestation: .packed)
             let body = "{\"username\":\"\(username)\",\"credential\":" + Self.credentialJSON(made.credentialID, [
                 ("clientDataJSON", Base64URL.encode(clientData)), ("attestationObject", Base64URL.encode(made.attestationObject.bytes)),
-            ]) + "}"
+            ], extensionResults: extensionResults) + "}"
             return try await ServerRouteTests.post(client, "/webauthn/registration/verify", body, bearer: bearer)
         }
 
@@ -269,6 +270,27 @@ struct PasskeyRouteTests {
         }
     }
 
+    @Test("extensions: credProps and prf.enabled reported, signed outputs accepted; PRF outputs, blobs and malformed results a 400 that stores nothing")
+    func extensionResults() async throws {
+        try await ServerRouteTests.withServer { _, client in
+            let browser = try Browser(client)
+            let registered = try await browser.register(
+                "una", extensionResults: #"{"credProps":{"rk":true},"prf":{"enabled":true},"unknownOne":1}"#,
+                extensions: .init(credProtect: .userVerificationRequired, hmacSecret: true, credBlob: [1, 2, 3]))
+            #expect(registered.status == .created, "\(String(buffer: registered.body))")
+            let answer = try ServerRouteTests.json(registered)
+            #expect(answer["discoverable"]?.boolValue == true && answer["prfEnabled"]?.boolValue == true)
+            for results in [#"{"prf":{"enabled":true,"results":{"first":"AAAA"}}}"#, #"{"largeBlob":{"blob":"AAAA"}}"#,
+                            #"{"credProps":{"rk":"yes"}}"#, #"[]"#] {
+                let refused = try await Browser(client).register("vera", extensionResults: results)
+                #expect(refused.status == .badRequest, "\(results): \(String(buffer: refused.body))")
+            }
+            // Nothing was stored: the name is still free for a sign-up.
+            let vera = try await Browser(client).register("vera")
+            #expect(vera.status == .created, "\(String(buffer: vera.body))")
+        }
+    }
+
     @Test("related origins: published at /.well-known/webauthn and accepted in a ceremony, a stranger's refused; hints in both options")
     func relatedOrigins() async throws {
         try await ServerRouteTests.withServer(configure: {
@@ -298,6 +320,24 @@ struct PasskeyRouteTests {
             configuration.relatedOrigins = related
             configuration.hints = hints
             #expect(throws: TokenMintError.self, "\(related) \(hints)") { try configuration.validate() }
+        }
+        // Five labels start (counted with a list the test gives); a sixth is refused at start, naming it.
+        let list = FileManager.default.temporaryDirectory.appendingPathComponent("psl-\(UUID().uuidString).dat").path
+        try "// test list\ntest\nco.test\n".write(toFile: list, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: list) }
+        let five = ["https://a.test", "https://b.test", "https://shop.b.test", "https://c.co.test", "https://d.test", "https://e.test:8443"]
+        try await ServerRouteTests.withServer(configure: {
+            $0.relatedOrigins = five
+            $0.publicSuffixListPath = list
+        }) { _, _ in }
+        do {
+            try await ServerRouteTests.withServer(configure: {
+                $0.relatedOrigins = five + ["https://f.co.test"]
+                $0.publicSuffixListPath = list
+            }) { _, _ in }
+            Issue.record("a sixth label started")
+        } catch let error as TokenMintError {
+            #expect(error.code == .server.invalidConfiguration && error.reason.contains("https://f.co.test"), "\(error)")
         }
     }
 }
