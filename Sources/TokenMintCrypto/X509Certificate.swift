@@ -92,4 +92,8 @@ public struct X509Certificate: Sendable {
     public func chains(to roots: [X509Certificate], through intermediates: [X509Certificate] = [], at time: Int64? = nil) -> Bool {
         openSSLChains(to: roots, through: intermediates, at: time)
     }
+
+    /// Whether `time` (Unix seconds; nil for now) is within the
+    /// certificate's validity period (notBefore ≤ time < notAfter).
+    public func isValid(at time: Int64? = nil) -> Bool { openSSLIsValid(at: time) }
 }

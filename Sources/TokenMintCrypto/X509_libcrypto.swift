@@ -121,6 +121,14 @@ extension X509Certificate {
 
     /// `X509_verify_cert` against a store of `roots` with `intermediates` as
     /// untrusted certificates.
+    /// `X509_cmp_time` against both ends of the validity period (nil: now).
+    func openSSLIsValid(at time: Int64?) -> Bool {
+        guard let notBefore = X509_get0_notBefore(box.pointer), let notAfter = X509_get0_notAfter(box.pointer) else { return false }
+        guard let time else { return X509_cmp_time(notBefore, nil) == -1 && X509_cmp_time(notAfter, nil) == 1 }
+        var moment = time_t(time)
+        return X509_cmp_time(notBefore, &moment) == -1 && X509_cmp_time(notAfter, &moment) == 1
+    }
+
     func openSSLChains(to roots: [X509Certificate], through intermediates: [X509Certificate], at time: Int64?) -> Bool {
         guard !roots.isEmpty, let store = X509_STORE_new() else { return false }
         defer { X509_STORE_free(store) }

@@ -3003,7 +3003,8 @@ enum OpenAPIDocument {
      "attestationFormat",
      "userVerified",
      "backupEligible",
-     "signCount"
+     "signCount",
+     "attestationTrust"
     ],
     "properties": {
      "verified": {
@@ -3035,6 +3036,14 @@ enum OpenAPIDocument {
      "prfEnabled": {
       "type": "boolean",
       "description": "The client's prf.enabled, when it reported it."
+     },
+     "attestationTrust": {
+      "enum": [
+       "uncertified",
+       "anchored",
+       "unanchored"
+      ],
+      "description": "uncertified: attestation none or packed self; anchored: its certificates chain to a configured root; unanchored: they verify but reach no root, accepted because the server runs with --accept-unanchored-attestation."
      }
     }
    },

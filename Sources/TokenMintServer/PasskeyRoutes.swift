@@ -171,8 +171,9 @@ struct PasskeyRoutes: Sendable {
                                                           credentialID: rawID, allowSignUp: !(try accounts.contains(username: username)))
         var members: [(String, JSONValue)] = [
             ("verified", true), ("username", .string(username)), ("credentialId", .string(Base64URL.encode(registered.credentialID))),
-            ("attestationFormat", .string(registered.attestationFormat)), ("userVerified", .bool(registered.userVerified)),
-            ("backupEligible", .bool(registered.backupEligible)), ("signCount", .number(Int64(registered.signCount))),
+            ("attestationFormat", .string(registered.attestationFormat)), ("attestationTrust", .string(registered.attestationTrust.rawValue)),
+            ("userVerified", .bool(registered.userVerified)), ("backupEligible", .bool(registered.backupEligible)),
+            ("signCount", .number(Int64(registered.signCount))),
         ]
         if let discoverable = results.residentKey { members.append(("discoverable", .bool(discoverable))) }
         if let prf = results.prfEnabled { members.append(("prfEnabled", .bool(prf))) }

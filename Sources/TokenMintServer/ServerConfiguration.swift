@@ -34,6 +34,10 @@ public struct ServerConfiguration: Sendable {
     /// Whether passkey registrations ask for the authenticator's attestation
     /// (`direct`) or not (`none`, the default: browsers then send none).
     public var attestation: Attestation = .none
+    /// Whether a registration whose attestation certificates verify but
+    /// reach none of ``attestationRootsPath``'s roots is accepted (and
+    /// reported `unanchored`) rather than refused.
+    public var acceptUnanchoredAttestation = false
     /// A PEM file of root certificates that anchor attestation certificate
     /// chains (an authenticator vendor's, Apple's WebAuthn root, Google's
     /// hardware attestation roots, …). Without it, an attestation that comes

@@ -96,6 +96,7 @@ public struct TokenMintServer: Sendable {
             var policy = RelyingPartyPolicy(rpID: rpID, origins: Set([origin] + configuration.relatedOrigins))
             policy.requireUserVerification = true
             policy.attestationRoots = attestationRoots
+            policy.unanchoredAttestation = configuration.acceptUnanchoredAttestation ? .accept : .refuse
             issuer = try LocalTokenIssuer(store: oauthState, issuer: base, audience: base, relyingParty: policy, clock: clock, logger: logger)
         } catch { throw TokenMintError(.server.invalidConfiguration, "the token issuer does not start: \(error.reason)", underlying: error) }
         var verifier: PaymentTokenVerifier

@@ -24,6 +24,8 @@ public struct RegisteredCredential: Sendable, Hashable {
     /// hmac-secret, credBlob, minPinLength); empty for a stored credential
     /// unless the RP sets it.
     public var extensionOutputs = AuthenticatorExtensionOutputs()
+    /// How far the attestation was trusted at registration.
+    public var attestationTrust = AttestationTrust.uncertified
 
     /// A stored credential (for example, read back from the RP's database).
     public init(credentialID: [UInt8], publicKey: COSEKey, signCount: UInt32, backupEligible: Bool, backupState: Bool,

@@ -32,6 +32,20 @@ public struct RelyingPartyPolicy: Sendable {
     public var metadata: MetadataBLOB?
     /// What the metadata refuses.
     public var metadataPolicy = MetadataPolicy()
+    /// What to do with an attestation whose certificates verify but reach
+    /// none of the roots (``attestationRoots`` or the metadata's): refuse it
+    /// (the default), or accept the credential with its
+    /// `attestationTrust` saying `unanchored`, as an RP does that asks for
+    /// attestation to record it, not to gate on it (WebAuthn L3 §7.1 step 24).
+    public var unanchoredAttestation = UnanchoredAttestation.refuse
+
+    /// What ``unanchoredAttestation`` does.
+    public enum UnanchoredAttestation: String, Sendable, CaseIterable {
+        /// `invalidAttestation`.
+        case refuse
+        /// The credential is registered, marked `unanchored`.
+        case accept
+    }
     /// Called with the challenge once it matched: returns false when the
     /// challenge was already used (the host keeps the single-use record).
     public var consumeChallenge: (@Sendable ([UInt8]) -> Bool)?

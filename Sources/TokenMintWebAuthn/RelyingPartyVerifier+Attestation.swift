@@ -30,13 +30,25 @@ extension RelyingPartyVerifier {
         }
     }
 
+    /// The cause of the error ``checkChain(_:_:)`` throws, which tells an
+    /// unanchored chain from every other failure.
+    struct UnanchoredChain: Error {}
+
     /// Throws unless `leaf` chains to a configured root through
     /// `intermediates`. Only the configured roots anchor a path: a
     /// self-signed certificate sent in x5c is one more untrusted certificate.
     func checkChain(_ leaf: X509Certificate, _ intermediates: [X509Certificate]) throws(TokenMintError) {
+        if skipsChains {
+            // No root to reach: every certificate must still be within its validity period.
+            guard ([leaf] + intermediates).allSatisfy({ $0.isValid(at: policy.attestationTime) }) else {
+                throw TokenMintError(.webAuthn.invalidAttestation, "an attestation certificate is not valid at the attestation time")
+            }
+            return
+        }
         let roots = policy.attestationRoots.compactMap { try? X509Certificate(derRepresentation: $0) }
         guard leaf.chains(to: roots, through: intermediates, at: policy.attestationTime) else {
-            throw TokenMintError(.webAuthn.invalidAttestation, "the attestation certificate does not chain to a trusted root")
+            throw TokenMintError(.webAuthn.invalidAttestation, "the attestation certificate does not chain to a trusted root",
+                                 underlying: UnanchoredChain())
         }
     }
 

@@ -15,6 +15,10 @@ public struct RelyingPartyVerifier: Sendable {
     /// The policy.
     public let policy: RelyingPartyPolicy
 
+    /// Set on the second pass of a registration whose chain no root
+    /// anchors, when the policy accepts such attestations.
+    var skipsChains = false
+
     /// A verifier.
     public init(policy: RelyingPartyPolicy) { self.policy = policy }
 
@@ -76,14 +80,36 @@ public struct RelyingPartyVerifier: Sendable {
         }
         let outputs = try AuthenticatorExtensionOutputs(data.extensions, ceremony: .registration)
         let signed = data.bytes + HashFunction.sha256.hash(clientDataJSON)
-        try withMetadata(aaguid: credential.aaguid, format: object.format).verifyStatement(
-            format: object.format, object.statement, data: data, signed: signed, clientDataJSON: clientDataJSON, credential: credential)
+        var verifier = try withMetadata(aaguid: credential.aaguid, format: object.format)
+        var trust: AttestationTrust = Self.hasCertificates(format: object.format, object.statement) ? .anchored : .uncertified
+        do {
+            try verifier.verifyStatement(format: object.format, object.statement, data: data, signed: signed, clientDataJSON: clientDataJSON,
+                                         credential: credential)
+        } catch where error.underlying is UnanchoredChain && policy.unanchoredAttestation == .accept {
+            // Everything but the anchor is checked again, and must hold.
+            verifier.skipsChains = true
+            try verifier.verifyStatement(format: object.format, object.statement, data: data, signed: signed, clientDataJSON: clientDataJSON,
+                                         credential: credential)
+            trust = .unanchored
+        }
         var registered = RegisteredCredential(
             credentialID: credential.credentialID, publicKey: credential.publicKey, signCount: data.signCount,
             backupEligible: data.flags.contains(.backupEligible), backupState: data.flags.contains(.backupState),
             userVerified: data.flags.contains(.userVerified), attestationFormat: object.format, aaguid: credential.aaguid)
         registered.extensionOutputs = outputs
+        registered.attestationTrust = trust
         return registered
+    }
+
+    /// Whether an attestation statement carries certificates (anything but
+    /// none and packed self attestation).
+    static func hasCertificates(format: String, _ statement: CBOR) -> Bool {
+        switch format {
+        case "none": return false
+        case "packed": return statement[.text("x5c")] != nil
+        case "compound": return statement.arrayValue?.contains { hasCertificates(format: $0[.text("fmt")]?.textValue ?? "", $0[.text("attStmt")] ?? .map([])) } ?? false
+        default: return true
+        }
     }
 
     /// This verifier with the metadata's verdict on `aaguid` applied: an

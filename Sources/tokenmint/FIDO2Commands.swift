@@ -151,8 +151,12 @@ struct FIDO2Command: AsyncParsableCommand {
 
     /// The relying party over the RP store: every challenge is single use
     /// (recorded in the store before the verification goes on).
-    static func verifier(_ common: Common, store: SQLiteStore, requireUV: Bool, metadata: MetadataBLOB? = nil) -> RelyingPartyVerifier {
+    static func verifier(
+        _ common: Common, store: SQLiteStore, requireUV: Bool, metadata: MetadataBLOB? = nil,
+        unanchored: RelyingPartyPolicy.UnanchoredAttestation = .refuse
+    ) -> RelyingPartyVerifier {
         var policy = RelyingPartyPolicy(rpID: common.rp, origins: [common.origin])
+        policy.unanchoredAttestation = unanchored
         policy.metadata = metadata
         policy.requireUserVerification = requireUV
         policy.consumeChallenge = singleUse(store, prefix: "rp.challenge.")
@@ -203,6 +207,9 @@ struct FIDO2Command: AsyncParsableCommand {
         @Option(name: .customLong("mds-root"),
                 help: "Apply the metadata BLOB kept by `webauthn mds load`, verified again against the root(s) in this PEM file.")
         var mdsRoot: String?
+        @Flag(name: .customLong("accept-unanchored"),
+              help: "Accept an attestation whose certificates verify but reach no root (reported as attestationTrust unanchored).")
+        var acceptUnanchored = false
 
         func run() async throws {
             let object = try input.object()
@@ -213,7 +220,9 @@ struct FIDO2Command: AsyncParsableCommand {
                 guard metadata != nil else { throw CLIError(message: "no metadata BLOB is kept: run `tokenmint webauthn mds load` first", status: 2) }
             }
             do {
-                let credential = try FIDO2Command.verifier(common, store: store, requireUV: input.requireUv, metadata: metadata).verifyRegistration(
+                let verifier = FIDO2Command.verifier(common, store: store, requireUV: input.requireUv, metadata: metadata,
+                                                     unanchored: acceptUnanchored ? .accept : .refuse)
+                let credential = try verifier.verifyRegistration(
                     clientDataJSON: try FIDO2Command.field(object, "response", "clientDataJSON"),
                     attestationObject: try FIDO2Command.field(object, "response", "attestationObject"), challenge: try common.challengeBytes(),
                     rawID: try FIDO2Command.field(object, "rawId"))
@@ -222,7 +231,7 @@ struct FIDO2Command: AsyncParsableCommand {
                     "publicKey": FIDO2Command.b64(credential.publicKey.cbor), "signCount": Int(credential.signCount),
                     "backupEligible": credential.backupEligible, "backupState": credential.backupState, "userVerified": credential.userVerified,
                     "fmt": credential.attestationFormat, "aaguid": FIDO2Command.b64(credential.aaguid),
-                    "extensions": FIDO2Command.describe(credential.extensionOutputs),
+                    "extensions": FIDO2Command.describe(credential.extensionOutputs), "attestationTrust": credential.attestationTrust.rawValue,
                 ]
                 if let rk = results.residentKey { record["discoverable"] = rk }
                 if let prf = results.prfEnabled { record["prfEnabled"] = prf }

@@ -95,6 +95,9 @@ struct Serve: AsyncParsableCommand {
         @Option(name: .customLong("attestation-roots"),
                 help: "A PEM file of the root certificates that anchor attestation chains (needed to accept attestations with certificates).")
         var attestationRoots: String?
+        @Flag(name: .customLong("accept-unanchored-attestation"),
+              help: "Register a passkey whose attestation certificates verify but reach no --attestation-roots root (reported as unanchored) instead of refusing it.")
+        var acceptUnanchoredAttestation = false
         @Option(name: .customLong("tls-certificate"), help: "A PEM certificate chain: serve HTTPS (with --tls-key).") var tlsCertificate: String?
         @Option(name: .customLong("tls-key"), help: "The PEM private key of --tls-certificate.") var tlsKey: String?
         @Option(name: .customLong("max-body"), help: "The largest request body taken, in bytes.") var maximumBody = 64 * 1024
@@ -117,6 +120,7 @@ struct Serve: AsyncParsableCommand {
             configuration.publicSuffixListPath = publicSuffixList
             configuration.hints = hints
             configuration.attestationRootsPath = attestationRoots
+            configuration.acceptUnanchoredAttestation = acceptUnanchoredAttestation
             configuration.tlsCertificatePath = tlsCertificate
             configuration.tlsKeyPath = tlsKey
             configuration.maximumBodyBytes = maximumBody

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TokenMintCBOR
 import TokenMintCrypto
+import TokenMintStore
 import TokenMintWebAuthn
 
 /// Certificate-based attestation against vector files in `Vectors/webauthn/`:
@@ -47,8 +48,12 @@ struct AttestationVectorTests {
         return (cases, roots)
     }
 
-    static func verify(_ item: Case, roots: [[UInt8]], at time: Int64? = nil, attestationObject: [UInt8]? = nil) throws(TokenMintError) -> RegisteredCredential {
+    static func verify(
+        _ item: Case, roots: [[UInt8]], at time: Int64? = nil, attestationObject: [UInt8]? = nil,
+        unanchored: RelyingPartyPolicy.UnanchoredAttestation = .refuse
+    ) throws(TokenMintError) -> RegisteredCredential {
         var policy = RelyingPartyPolicy(rpID: item.rpID, origins: [item.origin])
+        policy.unanchoredAttestation = unanchored
         policy.attestationRoots = roots
         policy.attestationTime = time
         return try RelyingPartyVerifier(policy: policy).verifyRegistration(
@@ -237,6 +242,41 @@ struct AttestationVectorTests {
                 let error = Self.failure { () throws(TokenMintError) in try Self.verify(item, roots: [root], at: time, attestationObject: changed) }
                 #expect(error?.code == .webAuthn.invalidAttestation, "\(item.name): \(member) changed")
             }
+        }
+    }
+
+    @Test("unanchored attestation, when the policy accepts it: every published format registers as unanchored; anchored with its root; nothing else is relaxed")
+    func unanchoredAccepted() async throws {
+        var checked = 0
+        for file in ["apple.json", "android-key.json", "android-safetynet.json", "tpm.json"] {
+            let (cases, roots) = try Self.load(file)
+            for item in cases where (item.item["pyWebauthnResult"] as? String ?? "accepted") == "accepted" {
+                // SafetyNet is checked at the time Google signed it, the others at their test's time.
+                let stamp = (item.item["timestampMs"] as? NSNumber).map { $0.int64Value / 1000 }
+                let at = try #require(stamp ?? (item.item["validationTime"] as? NSNumber).map(\.int64Value))
+                #expect(try Self.verify(item, roots: Array(roots.values), at: at).attestationTrust == .anchored, "\(item.name)")
+                #expect(try Self.verify(item, roots: [], at: at, unanchored: .accept).attestationTrust == .unanchored, "\(item.name)")
+                // Only the anchor is let go: a changed signature counter still fails, and so does an expired certificate.
+                let changed = try Self.changing(item.attestationObject, member: "authData", inStatement: false) { bytes in
+                    var copy = bytes
+                    copy[34] ^= 0x01
+                    return copy
+                }
+                let error = Self.failure { () throws(TokenMintError) in
+                    try Self.verify(item, roots: [], at: at, attestationObject: changed, unanchored: .accept)
+                }
+                #expect(error?.code == .webAuthn.invalidAttestation, "\(item.name): \(String(describing: error))")
+                let expired = Self.failure { () throws(TokenMintError) in try Self.verify(item, roots: [], at: at + 40 * 365 * 86_400, unanchored: .accept) }
+                #expect(expired?.code == .webAuthn.invalidAttestation, "\(item.name) 40 years on")
+                checked += 1
+            }
+        }
+        #expect(checked >= 6)
+        // Attestation none and packed self have no certificate.
+        let session = try FIDO2Session(store: InMemoryStore())
+        for attestation in [FIDO2Session.Attestation.none, .packed] {
+            let credential = try await FIDO2SessionTests.register(session, alg: .es256, attestation: attestation)
+            #expect(credential.attestationTrust == .uncertified)
         }
     }
 }
