@@ -107,7 +107,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintWebAuthn",
-            dependencies: ["TokenMintCore", "TokenMintCrypto", "TokenMintCBOR", "TokenMintStore"],
+            dependencies: ["TokenMintCore", "TokenMintCrypto", "TokenMintCBOR", "TokenMintStore", "TokenMintJOSE"],
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintAuth",

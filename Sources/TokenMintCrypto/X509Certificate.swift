@@ -96,4 +96,16 @@ public struct X509Certificate: Sendable {
     /// Whether `time` (Unix seconds; nil for now) is within the
     /// certificate's validity period (notBefore ≤ time < notAfter).
     public func isValid(at time: Int64? = nil) -> Bool { openSSLIsValid(at: time) }
+
+    /// The subject public key as a PEM SubjectPublicKeyInfo.
+    public func publicKeyPEM() throws(TokenMintError) -> String { try openSSLPublicKeyPEM() }
+
+    /// Whether the certificate may sign: true when it has no key usage
+    /// extension, or one that asserts digitalSignature (RFC 5280 §4.2.1.3).
+    public var allowsDigitalSignature: Bool {
+        // KeyUsage ::= BIT STRING: 03 len unused-bits first-byte…; digitalSignature is bit 0 (0x80).
+        guard let value = extensionValue(oid: "2.5.29.15") else { return true }
+        guard value.count >= 4, value[0] == 0x03, Int(value[1]) == value.count - 2 else { return false }
+        return value[3] & 0x80 != 0
+    }
 }

@@ -121,6 +121,14 @@ extension X509Certificate {
 
     /// `X509_verify_cert` against a store of `roots` with `intermediates` as
     /// untrusted certificates.
+    /// The certificate's key, encoded by OpenSSL as a PEM SubjectPublicKeyInfo.
+    func openSSLPublicKeyPEM() throws(TokenMintError) -> String {
+        guard let key = X509_get0_pubkey(box.pointer), EVP_PKEY_up_ref(key) == 1 else {
+            throw OpenSSL.error(.crypto.invalidKey, "the certificate's public key cannot be read")
+        }
+        return try PKey(taking: key).encodePEM(structure: "SubjectPublicKeyInfo", privatePart: false)
+    }
+
     /// `X509_cmp_time` against both ends of the validity period (nil: now).
     func openSSLIsValid(at time: Int64?) -> Bool {
         guard let notBefore = X509_get0_notBefore(box.pointer), let notAfter = X509_get0_notAfter(box.pointer) else { return false }

@@ -1,5 +1,5 @@
 import TokenMintCore
-import TokenMintCrypto
+public import TokenMintCrypto
 
 /// A JWS whose signature has been verified.
 public struct VerifiedJWS: Sendable {
@@ -9,6 +9,9 @@ public struct VerifiedJWS: Sendable {
     public let payload: [UInt8]
     /// The key that verified the signature.
     public let key: JWK
+    /// The token's `x5c` chain, leaf first, when a verifier with
+    /// certificate roots took the key from it; empty otherwise.
+    public var certificates: [X509Certificate] = []
 }
 
 /// The protected headers of tokens that verified, with the key each selected.

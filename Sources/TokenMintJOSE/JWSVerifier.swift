@@ -1,5 +1,5 @@
 public import TokenMintCore
-import TokenMintCrypto
+public import TokenMintCrypto
 
 /// Verifies JWS against a key set, under a policy.
 ///
@@ -12,12 +12,83 @@ public struct JWSVerifier: Sendable {
     public let keys: JWKSet
     /// The policy.
     public let policy: JWSPolicy
+    /// The roots that anchor each token's `x5c` chain, for a verifier made
+    /// with ``init(certificateRoots:at:policy:)``; nil for a key-set verifier.
+    public let certificateTrust: CertificateTrust?
     private let cache = HeaderCache()
+
+    /// What anchors the key of an `x5c` token (RFC 7515 §4.1.6).
+    public struct CertificateTrust: Sendable {
+        /// The root certificates.
+        public let roots: [X509Certificate]
+        /// The time (Unix seconds) every certificate must be valid at; nil for now.
+        public let time: Int64?
+        /// False only for ``JWSVerifier/init(unanchoredCertificatesWith:)``,
+        /// whose caller anchors the chain itself.
+        let anchored: Bool
+        /// The longest `x5c` accepted.
+        public static let maximumChainLength = 8
+    }
 
     /// A verifier over a key set.
     public init(keys: JWKSet, policy: JWSPolicy = JWSPolicy()) {
         self.keys = keys
         self.policy = policy
+        self.certificateTrust = nil
+    }
+
+    /// A verifier whose key is each token's own: the leaf (first)
+    /// certificate of its protected `x5c` header, taken only when the chain
+    /// (the rest of `x5c` as intermediates) reaches one of `roots` under
+    /// OpenSSL's path validation, every certificate valid at `time` (nil:
+    /// now), and the leaf's key usage, if any, allows signing. A self-signed
+    /// certificate inside `x5c` anchors nothing. As FIDO MDS3 BLOBs, Android
+    /// SafetyNet answers and app-store notifications are signed.
+    public init(certificateRoots roots: [X509Certificate], at time: Int64? = nil, policy: JWSPolicy = JWSPolicy()) throws(TokenMintError) {
+        guard !roots.isEmpty else { throw TokenMintError(.jose.invalidConfiguration, "an x5c verifier needs at least one root") }
+        self.keys = try JWKSet(keys: [])
+        self.policy = policy
+        self.certificateTrust = CertificateTrust(roots: roots, time: time, anchored: true)
+    }
+
+    /// A verifier that takes each token's key from its `x5c` leaf and
+    /// leaves the chain to the caller, who must anchor
+    /// `VerifiedJWS.certificates` itself (WebAuthn's SafetyNet attestation,
+    /// whose roots and trust policy are the relying party's).
+    package init(unanchoredCertificatesWith policy: JWSPolicy) throws(TokenMintError) {
+        self.keys = try JWKSet(keys: [])
+        self.policy = policy
+        self.certificateTrust = CertificateTrust(roots: [], time: nil, anchored: false)
+    }
+
+    /// The key for `header`: from the key set, or from its trusted `x5c`.
+    func key(for header: JWSHeader) throws(TokenMintError) -> (JWK, [X509Certificate]) {
+        guard let trust = certificateTrust else { return (try keys.key(for: header.algorithm, keyID: header.keyID), []) }
+        func untrusted(_ why: String) -> TokenMintError { TokenMintError(.jose.untrustedCertificate, why) }
+        // x5c holds standard base64 DER (RFC 7515 §4.1.6), and must be signed.
+        guard let chain = header.protected["x5c"]?.arrayValue, (1...CertificateTrust.maximumChainLength).contains(chain.count) else {
+            throw untrusted("the protected header has no x5c of 1 to \(CertificateTrust.maximumChainLength) certificates")
+        }
+        var certificates: [X509Certificate] = []
+        for entry in chain {
+            guard let text = entry.stringValue, let der = try? Base64URL.decodeStandard(text),
+                let certificate = try? X509Certificate(derRepresentation: der)
+            else { throw untrusted("a certificate in x5c does not parse") }
+            certificates.append(certificate)
+        }
+        let leaf = certificates[0]
+        guard !trust.anchored || leaf.chains(to: trust.roots, through: Array(certificates.dropFirst()), at: trust.time) else {
+            throw untrusted("the x5c chain does not reach a configured root (or a certificate is not valid at the time)")
+        }
+        guard leaf.allowsDigitalSignature else { throw untrusted("the x5c leaf's key usage does not allow signing") }
+        let key: JWK
+        do { key = try JWK(pem: try leaf.publicKeyPEM(), algorithm: header.algorithm) } catch {
+            throw TokenMintError(.jose.untrustedCertificate, "the x5c leaf's key is not one JOSE uses: \(error.reason)", underlying: error)
+        }
+        do { try key.admit(header.algorithm, for: .verify) } catch {
+            throw TokenMintError(.jose.untrustedCertificate, "the x5c leaf's key does not fit alg \(header.algorithm)", underlying: error)
+        }
+        return (key, certificates)
     }
 
     /// A verifier with one key.
@@ -65,12 +136,14 @@ public struct JWSVerifier: Sendable {
 
         let header: JWSHeader
         let key: JWK
-        let cached = cache.lookup(headerSegment)
+        // An x5c verifier checks each token's chain afresh (it may expire), so it keeps no cache.
+        let cached = certificateTrust == nil ? cache.lookup(headerSegment) : nil
+        var certificates: [X509Certificate] = []
         if let cached {
             (header, key) = cached
         } else {
             header = try JWSHeader(protected: parseHeader(headerSegment), policy: policy)
-            key = try keys.key(for: header.algorithm, keyID: header.keyID)
+            (key, certificates) = try self.key(for: header)
         }
         let signature = try B64.decode(signatureSegment, "signature")
 
@@ -89,8 +162,8 @@ public struct JWSVerifier: Sendable {
             valid = key.isValidSignature(signature, over: UnsafeRawBufferPointer(rebasing: token[0..<second]), algorithm: header.algorithm)
         }
         guard valid else { throw TokenMintError(.jose.invalidSignature, "the \(header.algorithm) signature does not verify") }
-        if cached == nil { cache.insert(headerSegment, header: header, key: key) }
-        return VerifiedJWS(header: header, payload: payload, key: key)
+        if cached == nil, certificateTrust == nil { cache.insert(headerSegment, header: header, key: key) }
+        return VerifiedJWS(header: header, payload: payload, key: key, certificates: certificates)
     }
 
     func parseHeader(_ segment: UnsafeRawBufferPointer) throws(TokenMintError) -> JSONObject {
@@ -188,9 +261,9 @@ public struct JWSVerifier: Sendable {
             }
             input += Array(payloadText.utf8)
         }
-        let key = try keys.key(for: header.algorithm, keyID: header.keyID)
+        let (key, certificates) = try self.key(for: header)
         let valid = input.withUnsafeBytes { key.isValidSignature(signature, over: $0, algorithm: header.algorithm) }
         guard valid else { throw TokenMintError(.jose.invalidSignature, "the \(header.algorithm) signature does not verify") }
-        return VerifiedJWS(header: header, payload: payload, key: key)
+        return VerifiedJWS(header: header, payload: payload, key: key, certificates: certificates)
     }
 }

@@ -32,6 +32,9 @@ extension TokenMintError.Code {
         public var invalidKey: TokenMintError.Code { .init(domain: "jose", name: "invalidKey") }
         /// The signature does not verify (or is malformed for its algorithm).
         public var invalidSignature: TokenMintError.Code { .init(domain: "jose", name: "invalidSignature") }
+        /// The `x5c` chain is malformed, reaches none of the configured roots,
+        /// holds a certificate outside its validity period, or its leaf may not sign.
+        public var untrustedCertificate: TokenMintError.Code { .init(domain: "jose", name: "untrustedCertificate") }
         /// A registered claim has the wrong JSON type.
         public var invalidClaim: TokenMintError.Code { .init(domain: "jose", name: "invalidClaim") }
         /// A required claim is missing.

@@ -1,5 +1,6 @@
 public import TokenMintCore
 import TokenMintCrypto
+import TokenMintJOSE
 public import TokenMintStore
 
 /// A FIDO Metadata Service (MDS3) BLOB, verified: a compact JWS (RS256 or
@@ -37,6 +38,29 @@ public struct MetadataBLOB: Sendable {
     /// The largest BLOB taken (the Alliance's is a few MiB).
     public static let maximumBytes = 32 << 20
 
+    /// The payload of the BLOB's JWS, verified by the JOSE verifier with
+    /// x5c: RS256 or ES256, its chain anchored at `roots` as of `time`.
+    static func verifiedPayload(_ text: String, roots: [[UInt8]], at time: Int64?) throws(TokenMintError) -> JSONObject {
+        func fail(_ why: String, _ cause: TokenMintError? = nil) -> TokenMintError {
+            TokenMintError(.webAuthn.invalidMetadata, "MDS3 BLOB: \(why)", underlying: cause)
+        }
+        let anchors = roots.compactMap { try? X509Certificate(derRepresentation: $0) }
+        var policy = JWSPolicy()
+        policy.maximumTokenBytes = maximumBytes
+        policy.algorithms = [.RS256, .ES256]
+        policy.maximumHeaderBytes = 32 * 1024  // x5c: a few certificates
+        let verified: VerifiedJWS
+        do { verified = try JWSVerifier(certificateRoots: anchors, at: time, policy: policy).verify(compact: text) } catch {
+            throw fail(error.code == .jose.untrustedCertificate ? "the signing certificate does not chain to the given root (\(error.reason))" : error.reason, error)
+        }
+        var limits = JSONParser.Limits()
+        limits.maximumBytes = maximumBytes
+        limits.maximumStringBytes = maximumBytes
+        limits.maximumMembers = 1 << 16
+        guard let payload = (try? JSONParser.parse(verified.payload, limits: limits))?.objectValue else { throw fail("the payload is not a JSON object") }
+        return payload
+    }
+
     /// Verifies `jws` against `roots` (DER) as of `time` (Unix seconds; nil
     /// for now) and reads its entries.
     /// - Throws: `webAuthn.invalidMetadata` naming what failed: not a JWS,
@@ -45,13 +69,9 @@ public struct MetadataBLOB: Sendable {
     public init(jws: String, roots: [[UInt8]], at time: Int64? = nil) throws(TokenMintError) {
         func fail(_ why: String) -> TokenMintError { TokenMintError(.webAuthn.invalidMetadata, "MDS3 BLOB: \(why)") }
         let text = jws.trimmingWhitespace
-        let parsed = try CertificateJWS(Array(text.utf8), maximumBytes: Self.maximumBytes, error: .webAuthn.invalidMetadata, "MDS3 BLOB")
-        let anchors = roots.compactMap { try? X509Certificate(derRepresentation: $0) }
-        guard parsed.certificates[0].chains(to: anchors, through: Array(parsed.certificates.dropFirst()), at: time) else {
-            throw fail("the signing certificate does not chain to the given root")
-        }
-        guard let number = parsed.payload["no"]?.int64Value, let next = parsed.payload["nextUpdate"]?.stringValue,
-            let list = parsed.payload["entries"]?.arrayValue
+        let payload = try Self.verifiedPayload(text, roots: roots, at: time)
+        guard let number = payload["no"]?.int64Value, let next = payload["nextUpdate"]?.stringValue,
+            let list = payload["entries"]?.arrayValue
         else { throw fail("the payload needs no, nextUpdate and entries") }
         var entries: [MetadataEntry] = []
         for item in list {

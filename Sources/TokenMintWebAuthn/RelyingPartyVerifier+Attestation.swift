@@ -1,5 +1,6 @@
 import TokenMintCore
 import TokenMintCrypto
+import TokenMintJOSE
 import TokenMintCBOR
 import Foundation
 
@@ -151,8 +152,16 @@ extension RelyingPartyVerifier {
         guard statement.mapValue?.count == 2, let version = statement[.text("ver")]?.textValue, !version.isEmpty,
             let response = statement[.text("response")]?.bytesValue, response.count <= 64 * 1024
         else { throw fail("the attStmt is {ver, response}") }
-        let jws = try CertificateJWS(response, maximumBytes: 64 * 1024, error: .webAuthn.invalidAttestation, "android-safetynet")
-        let (payload, certificates) = (jws.payload, jws.certificates)
+        // The JOSE verifier checks the JWS with its x5c leaf; the chain is anchored below, by this RP's roots and policy.
+        var jwsPolicy = JWSPolicy()
+        jwsPolicy.algorithms = [.RS256, .ES256]
+        jwsPolicy.maximumHeaderBytes = 32 * 1024  // x5c: a few certificates
+        let verified: VerifiedJWS
+        do { verified = try JWSVerifier(unanchoredCertificatesWith: jwsPolicy).verify(compact: String(decoding: response, as: UTF8.self)) } catch {
+            throw TokenMintError(.webAuthn.invalidAttestation, "android-safetynet: \(error.reason)", underlying: error)
+        }
+        guard let payload = (try? JSONParser.parse(verified.payload))?.objectValue else { throw fail("the JWS payload is not a JSON object") }
+        let certificates = verified.certificates
         let leaf = certificates[0]
         guard leaf.matches(hostname: "attest.android.com") else { throw fail("the certificate is not issued to attest.android.com") }
         // The nonce is standard base64 with padding.
