@@ -18,7 +18,7 @@ extension TokenMintError.Code {
         /// CTAP2_ERR_OPERATION_DENIED (0x27).
         public var operationDenied: TokenMintError.Code { .init(domain: "webauthn", name: "operationDenied", number: 0x27) }
         /// CTAP2_ERR_KEY_STORE_FULL (0x28): a new resident credential would go beyond
-        /// `FIDO2Session.maximumResidentCredentials`.
+        /// `SoftwareAuthenticator.maximumResidentCredentials`.
         public var keyStoreFull: TokenMintError.Code { .init(domain: "webauthn", name: "keyStoreFull", number: 0x28) }
         /// CTAP2_ERR_UNSUPPORTED_OPTION (0x2B).
         public var unsupportedOption: TokenMintError.Code { .init(domain: "webauthn", name: "unsupportedOption", number: 0x2B) }

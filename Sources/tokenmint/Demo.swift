@@ -13,7 +13,7 @@ struct Demo: AsyncParsableCommand {
         try await stepUpStep(session: session, credential: credential)
     }
 
-    func stepUpStep(session: FIDO2Session, credential: RegisteredCredential) async throws {
+    func stepUpStep(session: SoftwareAuthenticator, credential: RegisteredCredential) async throws {
         print("\nStep-up: a refund asks for a touch, not a password")
         let account = "6f1c2a8e-3b7d-4e5f-9a0b-1c2d3e4f5a6b"
         var policy = RelyingPartyPolicy(rpID: "shop.example", origins: ["https://shop.example"])
@@ -39,9 +39,9 @@ struct Demo: AsyncParsableCommand {
         } catch { print("  the same assertion again: \(error.code)") }
     }
 
-    func passkeyStep() async throws -> (FIDO2Session, RegisteredCredential) {
+    func passkeyStep() async throws -> (SoftwareAuthenticator, RegisteredCredential) {
         print("\nPasskey: a software FIDO2 authenticator registers and signs in, a strict RP verifies")
-        let session = try FIDO2Session(store: InMemoryStore(), supportsUserVerification: true)
+        let session = try SoftwareAuthenticator(store: InMemoryStore(), supportsUserVerification: true)
         var policy = RelyingPartyPolicy(rpID: "shop.example", origins: ["https://shop.example"])
         policy.requireUserVerification = true
         let verifier = RelyingPartyVerifier(policy: policy)

@@ -22,8 +22,8 @@ struct FIDO2Command: AsyncParsableCommand {
 
         /// The authenticator; it tells its minimum PIN length to `--rp`
         /// when `minPinLength` is asked (the CLI's user owns it).
-        func session(minPinLength: Bool = false) throws -> FIDO2Session {
-            try FIDO2Session(store: try store.open("fido2.sqlite"), supportsUserVerification: true,
+        func session(minPinLength: Bool = false) throws -> SoftwareAuthenticator {
+            try SoftwareAuthenticator(store: try store.open("fido2.sqlite"), supportsUserVerification: true,
                              minPinLengthRPIDs: minPinLength ? [rp] : [])
         }
     }
@@ -53,8 +53,8 @@ struct FIDO2Command: AsyncParsableCommand {
 
         func run() async throws {
             guard let algorithm: COSEAlgorithm = ["ES256": .es256, "EdDSA": .edDSA][alg] else { throw ValidationError("--alg must be ES256 or EdDSA") }
-            guard let format = FIDO2Session.Attestation(rawValue: attestation) else { throw ValidationError("--attestation must be none or packed") }
-            var extensions = FIDO2Session.MakeCredentialExtensions(hmacSecret: prf, minPinLength: minPinLength, largeBlobKey: largeBlob)
+            guard let format = SoftwareAuthenticator.Attestation(rawValue: attestation) else { throw ValidationError("--attestation must be none or packed") }
+            var extensions = SoftwareAuthenticator.MakeCredentialExtensions(hmacSecret: prf, minPinLength: minPinLength, largeBlobKey: largeBlob)
             if let credProtect {
                 guard let level = CredentialProtection(rawValue: credProtect) else { throw ValidationError("--cred-protect must be 1, 2 or 3") }
                 extensions.credProtect = level
@@ -97,9 +97,9 @@ struct FIDO2Command: AsyncParsableCommand {
                 guard let input = try? Base64URL.decode(text, padding: .either), input.count <= 1024 else {
                     throw ValidationError("--prf inputs are base64url, at most 1024 bytes")
                 }
-                return FIDO2Session.prfSalt(input)
+                return SoftwareAuthenticator.prfSalt(input)
             }
-            let extensions = FIDO2Session.GetAssertionExtensions(hmacSecret: salts.first.map { ($0, salts.count > 1 ? salts[1] : nil) }, credBlob: credBlob)
+            let extensions = SoftwareAuthenticator.GetAssertionExtensions(hmacSecret: salts.first.map { ($0, salts.count > 1 ? salts[1] : nil) }, credBlob: credBlob)
             let clientData = CollectedClientData(type: "webauthn.get", challenge: try common.challengeBytes(), origin: common.origin).json
             let allow = try credential.map { [try Base64URL.decode($0, padding: .either)] } ?? []
             let response = try await common.session().getAssertion(

@@ -64,7 +64,7 @@ struct AuthTests {
     struct Fixture {
         let clock: TestClock
         let issuer: LocalTokenIssuer
-        let session: FIDO2Session
+        let session: SoftwareAuthenticator
         let credentialA: [UInt8]
         let credentialB: [UInt8]
     }
@@ -73,7 +73,7 @@ struct AuthTests {
         let clock = TestClock()
         let issuer = try LocalTokenIssuer(store: InMemoryStore(), issuer: "https://auth.example", audience: "https://api.example",
                                           relyingParty: RelyingPartyPolicy(rpID: rp, origins: [origin]), clock: { clock.now }, logger: logger)
-        let session = try FIDO2Session(store: InMemoryStore())
+        let session = try SoftwareAuthenticator(store: InMemoryStore())
         var ids: [[UInt8]] = []
         for account in [accountA, accountB] {
             let challenge = SecureRandom.bytes(count: 32)

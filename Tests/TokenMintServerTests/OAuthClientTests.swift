@@ -143,7 +143,7 @@ struct OAuthClientTests {
 
     /// A passkey for `account` on `authenticator`, registered through the
     /// issuer's own ceremony (the origin is the issuer's URL).
-    static func registerPasskey(_ server: TokenMintServer, _ authenticator: FIDO2Session, account: String) async throws {
+    static func registerPasskey(_ server: TokenMintServer, _ authenticator: SoftwareAuthenticator, account: String) async throws {
         let ceremony = try await server.issuer.registrationCeremony(account: account, signUp: false)
         let clientData = CollectedClientData(type: "webauthn.create", challenge: ceremony.challenge, origin: issuer).json
         let made = try await authenticator.makeCredential(
@@ -156,7 +156,7 @@ struct OAuthClientTests {
     @Test("the FIDO2 step-up over HTTP: the manager's account token and a passkey give an elevated token; refusals")
     func stepUp() async throws {
         try await Self.withServer { server, client, base in
-            let authenticator = try FIDO2Session(store: InMemoryStore(), supportsUserVerification: true)
+            let authenticator = try SoftwareAuthenticator(store: InMemoryStore(), supportsUserVerification: true)
             let tamper = Mutex(false)
             let assert: @Sendable (StepUpRequest) async throws -> StepUpAssertion = { request in
                 let clientData = CollectedClientData(type: "webauthn.get", challenge: request.challenge, origin: OAuthClientTests.issuer).json

@@ -22,12 +22,12 @@ struct PasskeyRouteTests {
 
     /// A browser holding one software authenticator.
     struct Browser {
-        let authenticator: FIDO2Session
+        let authenticator: SoftwareAuthenticator
         let client: any TestClientProtocol
 
         init(_ client: any TestClientProtocol) throws {
             self.client = client
-            self.authenticator = try FIDO2Session(store: InMemoryStore(), supportsUserVerification: true)
+            self.authenticator = try SoftwareAuthenticator(store: InMemoryStore(), supportsUserVerification: true)
         }
 
         /// Client data as Chrome writes it: with a member no spec names.
@@ -45,7 +45,7 @@ struct PasskeyRouteTests {
 
         /// Options, `create`, verification; returns the verification's answer.
         func register(_ username: String, bearer: String? = nil, origin: String = PasskeyRouteTests.origin, extensionResults: String = "{}",
-                      extensions: FIDO2Session.MakeCredentialExtensions = .init()) async throws -> TestResponse {
+                      extensions: SoftwareAuthenticator.MakeCredentialExtensions = .init()) async throws -> TestResponse {
             let optionsResponse = try await ServerRouteTests.post(client, "/webauthn/registration/options", "{\"username\":\"\(username)\"}", bearer: bearer)
             guard optionsResponse.status == .ok else { return optionsResponse }
             let options = try ServerRouteTests.json(optionsResponse)

@@ -71,7 +71,7 @@ struct ConcurrencyStressTests {
         let payVerifications = Recorder<Verification>()
 
         // One authenticator, asserted from several tasks.
-        let session = try FIDO2Session(store: try SQLiteStore(path: dir + "/fido2.sqlite", masterKey: .key(SecureBytes(randomCount: 32))))
+        let session = try SoftwareAuthenticator(store: try SQLiteStore(path: dir + "/fido2.sqlite", masterKey: .key(SecureBytes(randomCount: 32))))
         let made = try await session.makeCredential(
             clientDataHash: Array(repeating: 1, count: 32), rp: ("example.org", nil), user: ([1, 2], "alice", nil), pubKeyCredParams: [.es256])
         let credentialID = try #require(made.attestationObject.authenticatorData.attestedCredential?.credentialID)

@@ -10,18 +10,18 @@ import TokenMintWebAuthn
 @Suite("Attacks on the relying party")
 struct RelyingPartyAttackTests {
     static func registration() async throws -> (json: [UInt8], attestation: [UInt8], challenge: [UInt8], id: [UInt8]) {
-        let session = try FIDO2Session(store: InMemoryStore())
+        let session = try SoftwareAuthenticator(store: InMemoryStore())
         let challenge = SecureRandom.bytes(count: 32)
-        let json = FIDO2SessionTests.clientData("webauthn.create", challenge)
+        let json = SoftwareAuthenticatorTests.clientData("webauthn.create", challenge)
         let made = try await session.makeCredential(
-            clientDataHash: HashFunction.sha256.hash(json), rp: (FIDO2SessionTests.rp, nil), user: ([1], "alice", nil), pubKeyCredParams: [.es256])
+            clientDataHash: HashFunction.sha256.hash(json), rp: (SoftwareAuthenticatorTests.rp, nil), user: ([1], "alice", nil), pubKeyCredParams: [.es256])
         return (json, made.attestationObject.bytes, challenge, made.credentialID)
     }
 
     @Test("a rawId that is not the credential ID in the authenticator data is refused")
     func rawIDMismatch() async throws {
         let r = try await Self.registration()
-        let verifier = FIDO2SessionTests.verifier
+        let verifier = SoftwareAuthenticatorTests.verifier
         _ = try verifier.verifyRegistration(clientDataJSON: r.json, attestationObject: r.attestation, challenge: r.challenge, rawID: r.id)
         var other = r.id
         other[0] ^= 1
@@ -43,7 +43,7 @@ struct RelyingPartyAttackTests {
     func escapedOrigin() throws {
         let challenge = SecureRandom.bytes(count: 32)
         let json = Array(#"{"type":"webauthn.get","challenge":"\#(Base64URL.encode(challenge))","origin":"https://x\u001b[31m\n\u0000"}"#.utf8)
-        var policy = RelyingPartyPolicy(rpID: FIDO2SessionTests.rp, origins: [FIDO2SessionTests.origin])
+        var policy = RelyingPartyPolicy(rpID: SoftwareAuthenticatorTests.rp, origins: [SoftwareAuthenticatorTests.origin])
         policy.requireUserVerification = false
         do {
             _ = try RelyingPartyVerifier(policy: policy).verifyAssertion(

@@ -273,9 +273,9 @@ struct AttestationVectorTests {
         }
         #expect(checked >= 6)
         // Attestation none and packed self have no certificate.
-        let session = try FIDO2Session(store: InMemoryStore())
-        for attestation in [FIDO2Session.Attestation.none, .packed] {
-            let credential = try await FIDO2SessionTests.register(session, alg: .es256, attestation: attestation)
+        let session = try SoftwareAuthenticator(store: InMemoryStore())
+        for attestation in [SoftwareAuthenticator.Attestation.none, .packed] {
+            let credential = try await SoftwareAuthenticatorTests.register(session, alg: .es256, attestation: attestation)
             #expect(credential.attestationTrust == .uncertified)
         }
     }

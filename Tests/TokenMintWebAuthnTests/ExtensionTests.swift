@@ -12,36 +12,36 @@ import TokenMintWebAuthn
 /// unsigned (`clientExtensionResults`).
 @Suite("WebAuthn extensions")
 struct ExtensionTests {
-    static let rp = FIDO2SessionTests.rp
-    static let origin = FIDO2SessionTests.origin
+    static let rp = SoftwareAuthenticatorTests.rp
+    static let origin = SoftwareAuthenticatorTests.origin
 
     /// Registers with `extensions` and verifies at the RP.
     static func register(
-        _ session: FIDO2Session, _ extensions: FIDO2Session.MakeCredentialExtensions, resident: Bool = false, uv: Bool = false,
+        _ session: SoftwareAuthenticator, _ extensions: SoftwareAuthenticator.MakeCredentialExtensions, resident: Bool = false, uv: Bool = false,
         excludeList: [[UInt8]] = []
-    ) async throws -> (FIDO2Session.MakeCredentialResponse, RegisteredCredential) {
+    ) async throws -> (SoftwareAuthenticator.MakeCredentialResponse, RegisteredCredential) {
         let challenge = SecureRandom.bytes(count: 32)
-        let json = FIDO2SessionTests.clientData("webauthn.create", challenge)
+        let json = SoftwareAuthenticatorTests.clientData("webauthn.create", challenge)
         let made = try await session.makeCredential(
             clientDataHash: HashFunction.sha256.hash(json), rp: (rp, nil), user: (SecureRandom.bytes(count: 8), "alice", nil),
             pubKeyCredParams: [.es256], excludeList: excludeList,
             options: .init(residentKey: resident, userVerification: uv, extensions: extensions))
-        let credential = try FIDO2SessionTests.verifier.verifyRegistration(
+        let credential = try SoftwareAuthenticatorTests.verifier.verifyRegistration(
             clientDataJSON: json, attestationObject: made.attestationObject.bytes, challenge: challenge)
         return (made, credential)
     }
 
     /// An assertion with `extensions`, verified at the RP.
     static func assert(
-        _ session: FIDO2Session, _ credential: RegisteredCredential, stored: UInt32, allow: Bool = true, uv: Bool = false,
-        _ extensions: FIDO2Session.GetAssertionExtensions = .init()
-    ) async throws -> (FIDO2Session.GetAssertionResponse, AssertionResult) {
+        _ session: SoftwareAuthenticator, _ credential: RegisteredCredential, stored: UInt32, allow: Bool = true, uv: Bool = false,
+        _ extensions: SoftwareAuthenticator.GetAssertionExtensions = .init()
+    ) async throws -> (SoftwareAuthenticator.GetAssertionResponse, AssertionResult) {
         let challenge = SecureRandom.bytes(count: 32)
-        let json = FIDO2SessionTests.clientData("webauthn.get", challenge)
+        let json = SoftwareAuthenticatorTests.clientData("webauthn.get", challenge)
         let response = try await session.getAssertion(
             clientDataHash: HashFunction.sha256.hash(json), rpID: rp, allowList: allow ? [credential.credentialID] : [],
             options: .init(userVerification: uv, extensions: extensions))
-        let result = try FIDO2SessionTests.verifier.verifyAssertion(
+        let result = try SoftwareAuthenticatorTests.verifier.verifyAssertion(
             credential: credential, storedSignCount: stored, clientDataJSON: json, authenticatorData: response.authenticatorData.bytes,
             signature: response.signature, challenge: challenge)
         return (response, result)
@@ -50,12 +50,12 @@ struct ExtensionTests {
     @Test("hmac-secret: outputs are HMAC-SHA-256 under the credential's secret for UV or not, encrypted in the authenticator data")
     func hmacSecret() async throws {
         let store = InMemoryStore()
-        let session = try FIDO2Session(store: store, supportsUserVerification: true)
+        let session = try SoftwareAuthenticator(store: store, supportsUserVerification: true)
         let (made, credential) = try await Self.register(session, .init(hmacSecret: true))
         #expect(made.extensionOutputs.hmacSecret == true)
         #expect(credential.extensionOutputs.hmacSecret == true)
-        let salt1 = FIDO2Session.prfSalt(Array("first".utf8))
-        let salt2 = FIDO2Session.prfSalt(Array("second".utf8))
+        let salt1 = SoftwareAuthenticator.prfSalt(Array("first".utf8))
+        let salt2 = SoftwareAuthenticator.prfSalt(Array("second".utf8))
         // WebAuthn L3 §10.1.4: the salt is SHA-256("WebAuthn PRF" ‖ 0x00 ‖ input).
         #expect(salt1 == HashFunction.sha256.hash(Array("WebAuthn PRF\u{0}first".utf8)))
 
@@ -92,7 +92,7 @@ struct ExtensionTests {
 
     @Test("credProtect: level 2 hides a credential from discovery without UV, level 3 needs UV for every use and for exclusion")
     func credProtect() async throws {
-        let session = try FIDO2Session(store: InMemoryStore(), supportsUserVerification: true)
+        let session = try SoftwareAuthenticator(store: InMemoryStore(), supportsUserVerification: true)
         let (_, two) = try await Self.register(session, .init(credProtect: .userVerificationOptionalWithCredentialIDList), resident: true)
         #expect(two.extensionOutputs.credProtect == .userVerificationOptionalWithCredentialIDList)
         // Discoverable without UV: not offered; with UV, or named in an allow list: usable.
@@ -118,7 +118,7 @@ struct ExtensionTests {
 
     @Test("credBlob kept up to 32 bytes and returned on request; largeBlobKey for resident credentials; minPinLength to chosen RPs")
     func credBlobLargeBlobKeyMinPinLength() async throws {
-        let session = try FIDO2Session(store: InMemoryStore(), minimumPINLength: 6, minPinLengthRPIDs: [Self.rp])
+        let session = try SoftwareAuthenticator(store: InMemoryStore(), minimumPINLength: 6, minPinLengthRPIDs: [Self.rp])
         let blob = Array("a blob of 32 bytes, exactly.....".utf8)
         #expect(blob.count == 32)
         let (made, credential) = try await Self.register(session, .init(credBlob: blob, minPinLength: true, largeBlobKey: true), resident: true)
@@ -140,10 +140,10 @@ struct ExtensionTests {
         // largeBlobKey needs a resident credential (CTAP2_ERR_INVALID_OPTION).
         await expectCTAP(0x2C) { _ = try await Self.register(session, .init(largeBlobKey: true)) }
         // minPinLength only to RP IDs the authenticator was told.
-        let other = try FIDO2Session(store: InMemoryStore())
+        let other = try SoftwareAuthenticator(store: InMemoryStore())
         let (_, silent) = try await Self.register(other, .init(minPinLength: true))
         #expect(silent.extensionOutputs.minPinLength == nil)
-        #expect(throws: TokenMintError.self) { try FIDO2Session(store: InMemoryStore(), minimumPINLength: 3) }
+        #expect(throws: TokenMintError.self) { try SoftwareAuthenticator(store: InMemoryStore(), minimumPINLength: 3) }
 
         let info = await session.getInfo()
         #expect(info.extensions == ["credBlob", "credProtect", "hmac-secret", "largeBlobKey", "minPinLength"])

@@ -15,12 +15,12 @@ enum FIDO2Suite {
         let verifier = RelyingPartyVerifier(policy: RelyingPartyPolicy(rpID: rp, origins: [origin]))
         var groups: [Group] = []
         for alg in [COSEAlgorithm.es256, .edDSA] {
-            let memory = try FIDO2Session(store: InMemoryStore())
-            let durable = try FIDO2Session(store: try SQLiteStore(path: directory + "/\(alg.rawValue).sqlite", masterKey: .key(SecureBytes(randomCount: 32))))
+            let memory = try SoftwareAuthenticator(store: InMemoryStore())
+            let durable = try SoftwareAuthenticator(store: try SQLiteStore(path: directory + "/\(alg.rawValue).sqlite", masterKey: .key(SecureBytes(randomCount: 32))))
             let challenge = SecureRandom.bytes(count: 32)
             let create = CollectedClientData(type: "webauthn.create", challenge: challenge, origin: origin).json
             let hash = HashFunction.sha256.hash(create)
-            let (memoryID, durableID, credential, json, assertion) = try JWTSuite.blocking { () async throws -> ([UInt8], [UInt8], RegisteredCredential, [UInt8], FIDO2Session.GetAssertionResponse) in
+            let (memoryID, durableID, credential, json, assertion) = try JWTSuite.blocking { () async throws -> ([UInt8], [UInt8], RegisteredCredential, [UInt8], SoftwareAuthenticator.GetAssertionResponse) in
                 let a = try await memory.makeCredential(clientDataHash: hash, rp: (rp, nil), user: ([1], "u", nil), pubKeyCredParams: [alg])
                 let b = try await durable.makeCredential(clientDataHash: hash, rp: (rp, nil), user: ([1], "u", nil), pubKeyCredParams: [alg])
                 let credential = try verifier.verifyRegistration(clientDataJSON: create, attestationObject: a.attestationObject.bytes, challenge: challenge)

@@ -4,9 +4,10 @@ public import TokenMintCBOR
 public import TokenMintStore
 import Foundation
 
-/// A software FIDO2 authenticator with the shape of YubiKit's FIDO2 session:
-/// makeCredential, getAssertion, getNextAssertion, getInfo and reset, CTAP2
-/// semantics and status codes.
+/// A software FIDO2 authenticator: makeCredential, getAssertion,
+/// getNextAssertion, getInfo and reset, with CTAP2 semantics and status
+/// codes. TokenMintFIDO serves it over CTAP2 and CTAPHID, so that CTAP
+/// clients (and TokenMint's own `FIDO2Session`) can drive it as a security key.
 ///
 /// Every credential's private key is sealed in the store (resident or not):
 /// the signature counter has to be stored per credential anyway, so a record
@@ -14,7 +15,7 @@ import Foundation
 /// leaked ID reveals nothing even to a future attacker who breaks a wrapping
 /// key. The counter is committed durably before a signature leaves; it never
 /// decreases (or stays 0 under the synced-passkey policy).
-public actor FIDO2Session {
+public actor SoftwareAuthenticator {
     /// What the host is asked to confirm.
     public struct Request: Sendable {
         /// "makeCredential" or "getAssertion".
@@ -177,7 +178,7 @@ public actor FIDO2Session {
     public init(
         store: any KeyValueStore, aaguid: [UInt8] = [UInt8](repeating: 0, count: 16), supportsUserVerification: Bool = false,
         backupEligible: Bool = false, backupState: Bool = false, signCountPolicy: SignCountPolicy = .perCredential,
-        maximumResidentCredentials: Int = FIDO2Session.defaultMaximumResidentCredentials,
+        maximumResidentCredentials: Int = SoftwareAuthenticator.defaultMaximumResidentCredentials,
         minimumPINLength: Int = 4, minPinLengthRPIDs: Set<String> = [],
         confirmPresence: @escaping @Sendable (Request) async -> Bool = { _ in true },
         verifyUser: @escaping @Sendable (Request) async -> Bool = { _ in true }
@@ -205,7 +206,7 @@ public actor FIDO2Session {
     public func getInfo() -> Info {
         Info(versions: ["FIDO_2_0", "FIDO_2_1"], aaguid: aaguid,
              options: ["rk": true, "up": true, "uv": supportsUserVerification, "plat": false],
-             algorithms: [.es256, .edDSA], extensions: FIDO2Session.supportedExtensions, maxCredBlobLength: FIDO2Session.maximumCredBlobLength)
+             algorithms: [.es256, .edDSA], extensions: SoftwareAuthenticator.supportedExtensions, maxCredBlobLength: SoftwareAuthenticator.maximumCredBlobLength)
     }
 
     struct Record: Codable {
@@ -255,7 +256,7 @@ public actor FIDO2Session {
         try storeCredential(credentialID, seed: key.seed, record: record, secrets: made.secrets)
         let authData = newAuthenticatorData(rpID: rp.id, verified: verified, credentialID: credentialID, publicKey: key.publicKey,
                                             extensions: made.outputs.cbor)
-        let statement = try FIDO2Session.attestationStatement(attestation, algorithm: algorithm, authData: authData,
+        let statement = try SoftwareAuthenticator.attestationStatement(attestation, algorithm: algorithm, authData: authData,
                                                               clientDataHash: clientDataHash, key: key)
         let object = AttestationObject(format: attestation.rawValue, statement: statement, authenticatorData: authData)
         return MakeCredentialResponse(authenticatorData: authData, format: attestation.rawValue, attestationStatement: statement,
@@ -294,8 +295,8 @@ public actor FIDO2Session {
     /// when a credential of the exclude list is on this authenticator for
     /// `rpID`; one whose credProtect requires UV is passed over without UV.
     private func checkExcludeList(_ excludeList: [[UInt8]], rpID: String, request: Request, verified: Bool) async throws(TokenMintError) {
-        for id in excludeList where (try? storeCall({ tx in try tx.value(FIDO2Session.name("meta", id)) })).flatMap({ $0 }) != nil {
-            if let record = try? loadRecord(id), record.rpID == rpID, FIDO2Session.usable(record, verified: verified, discoverable: false) {
+        for id in excludeList where (try? storeCall({ tx in try tx.value(SoftwareAuthenticator.name("meta", id)) })).flatMap({ $0 }) != nil {
+            if let record = try? loadRecord(id), record.rpID == rpID, SoftwareAuthenticator.usable(record, verified: verified, discoverable: false) {
                 _ = await confirmPresence(request)
                 throw TokenMintError(.webAuthn.credentialExcluded, "a credential in the exclude list is on this authenticator")
             }
@@ -322,7 +323,7 @@ public actor FIDO2Session {
             let key = try ECDSA.PrivateKey(curve: .p256)
             let publicKey = try COSEKey(key.publicKey)
             let scalar = try key.rawRepresentation
-            try storeCall { tx in try tx.setSecret(FIDO2Session.name("key", credentialID), scalar) }
+            try storeCall { tx in try tx.setSecret(SoftwareAuthenticator.name("key", credentialID), scalar) }
             return NewKey(publicKey: publicKey, seed: nil, sign: { (m) throws(TokenMintError) in try key.signature(for: m).derRepresentation })
         } catch { throw TokenMintError.wrap(error, as: .webAuthn.other, "key generation failed: \(error)") }
     }
@@ -337,32 +338,32 @@ public actor FIDO2Session {
         guard let recordData = try? JSONEncoder().encode(record) else { throw TokenMintError(.webAuthn.other, "cannot encode the credential record") }
         let cap = Int64(maximumResidentCredentials)
         try storeCall { tx in
-            if let seed { try tx.setSecret(FIDO2Session.name("key", credentialID), seed) }
+            if let seed { try tx.setSecret(SoftwareAuthenticator.name("key", credentialID), seed) }
             for (name, secret) in secrets { try tx.setSecret(name, secret) }
-            try tx.setValue(FIDO2Session.name("meta", credentialID), Array(recordData))
-            try tx.setCounter(FIDO2Session.name("count", credentialID), 0)
-            if record.resident { try FIDO2Session.addResident(credentialID, rpID: record.rpID, cap: cap, in: tx) }
+            try tx.setValue(SoftwareAuthenticator.name("meta", credentialID), Array(recordData))
+            try tx.setCounter(SoftwareAuthenticator.name("count", credentialID), 0)
+            if record.resident { try SoftwareAuthenticator.addResident(credentialID, rpID: record.rpID, cap: cap, in: tx) }
         }
     }
 
     /// Appends a resident credential to its RP's index and counts it, in the
     /// caller's transaction; throws `keyStoreFull` when `cap` are kept already.
     static func addResident(_ credentialID: [UInt8], rpID: String, cap: Int64, in tx: any StoreTransaction) throws {
-        let total = try tx.counter(FIDO2Session.residentCountName)
-        guard total < cap else { throw FIDO2Session.keyStoreFull(cap) }
-        let index = FIDO2Session.rpIndex(rpID)
+        let total = try tx.counter(SoftwareAuthenticator.residentCountName)
+        guard total < cap else { throw SoftwareAuthenticator.keyStoreFull(cap) }
+        let index = SoftwareAuthenticator.rpIndex(rpID)
         var ids = (try tx.value(index)).flatMap { try? JSONDecoder().decode([[UInt8]].self, from: Data($0)) } ?? []
         ids.append(credentialID)
         try tx.setValue(index, Array(try JSONEncoder().encode(ids)))
-        try tx.setCounter(FIDO2Session.residentCountName, total + 1)
+        try tx.setCounter(SoftwareAuthenticator.residentCountName, total + 1)
     }
 
     /// Fails early, before a key is made or stored, when no resident
     /// credential may be added; the transaction that adds one checks again.
     private func checkResidentCapacity() throws(TokenMintError) {
         let cap = Int64(maximumResidentCredentials)
-        let total = try storeCall { tx in try tx.counter(FIDO2Session.residentCountName) }
-        guard total < cap else { throw FIDO2Session.keyStoreFull(cap) }
+        let total = try storeCall { tx in try tx.counter(SoftwareAuthenticator.residentCountName) }
+        guard total < cap else { throw SoftwareAuthenticator.keyStoreFull(cap) }
     }
 
     /// The error for a resident credential beyond `cap`.
@@ -415,7 +416,7 @@ public actor FIDO2Session {
 
     func loadRecord(_ id: [UInt8]) throws(TokenMintError) -> Record? {
         if let cached = records[id] { return cached }
-        guard let data = try storeCall({ tx in try tx.value(FIDO2Session.name("meta", id)) }) else { return nil }
+        guard let data = try storeCall({ tx in try tx.value(SoftwareAuthenticator.name("meta", id)) }) else { return nil }
         guard let record = try? JSONDecoder().decode(Record.self, from: Data(data)) else { throw TokenMintError(.webAuthn.other, "damaged credential record") }
         records[id] = record
         return record
@@ -434,17 +435,17 @@ public actor FIDO2Session {
         // credProtect: a credential that needs UV, or an allow list without UV, is not a candidate.
         var candidates: [[UInt8]] = []
         if allowList.isEmpty {
-            let index = FIDO2Session.rpIndex(rpID)
+            let index = SoftwareAuthenticator.rpIndex(rpID)
             let ids = try storeCall { tx in (try tx.value(index)).flatMap { try? JSONDecoder().decode([[UInt8]].self, from: Data($0)) } ?? [] }
             for id in ids.reversed() {
-                if let record = try loadRecord(id), FIDO2Session.usable(record, verified: options.userVerification, discoverable: true) {
+                if let record = try loadRecord(id), SoftwareAuthenticator.usable(record, verified: options.userVerification, discoverable: true) {
                     candidates.append(id)
                 }
             }
         } else {
             for id in allowList where id.count <= 1023 {
                 if let record = try loadRecord(id), record.rpID == rpID,
-                    FIDO2Session.usable(record, verified: options.userVerification, discoverable: false)
+                    SoftwareAuthenticator.usable(record, verified: options.userVerification, discoverable: false)
                 {
                     candidates.append(id)
                 }
@@ -491,8 +492,8 @@ public actor FIDO2Session {
         // The counter is committed before the signature is made.
         let cached = signers[id]
         let (seed, counter) = try storeCall { tx -> (SecureBytes?, Int64) in
-            let seed = cached == nil ? try tx.secret(FIDO2Session.name("key", id)) : nil
-            let counter = signCountPolicy == .alwaysZero ? 0 : try tx.increment(FIDO2Session.name("count", id), by: 1)
+            let seed = cached == nil ? try tx.secret(SoftwareAuthenticator.name("key", id)) : nil
+            let counter = signCountPolicy == .alwaysZero ? 0 : try tx.increment(SoftwareAuthenticator.name("count", id), by: 1)
             return (seed, counter)
         }
         guard counter <= Int64(UInt32.max) else { throw TokenMintError(.webAuthn.invalidCredential, "the signature counter is exhausted") }

@@ -3,14 +3,14 @@ import TokenMintCrypto
 import TokenMintCBOR
 import TokenMintStore
 
-extension FIDO2Session {
+extension SoftwareAuthenticator {
     /// makeCredential's extension inputs (CTAP 2.1 §12).
     public struct MakeCredentialExtensions: Sendable {
         /// credProtect: the level to make the credential with (nil: level 1, no output).
         public var credProtect: CredentialProtection?
         /// hmac-secret: give the credential two secrets for the PRF (with and without UV).
         public var hmacSecret: Bool
-        /// credBlob: up to ``FIDO2Session/maximumCredBlobLength`` bytes kept
+        /// credBlob: up to ``SoftwareAuthenticator/maximumCredBlobLength`` bytes kept
         /// with the credential (a longer one is not stored, and the output says so).
         public var credBlob: [UInt8]?
         /// minPinLength: report the minimum PIN length (only to RP IDs the
@@ -84,15 +84,15 @@ extension FIDO2Session {
         outputs.credProtect = extensions.credProtect
         if extensions.hmacSecret {
             // CredRandomWithUV ‖ CredRandomWithoutUV.
-            secrets.append((FIDO2Session.credRandomName(credentialID), SecureBytes(randomCount: 64)))
+            secrets.append((SoftwareAuthenticator.credRandomName(credentialID), SecureBytes(randomCount: 64)))
             outputs.hmacSecret = true
         }
-        if let blob = extensions.credBlob { outputs.credBlobStored = blob.count <= FIDO2Session.maximumCredBlobLength }
+        if let blob = extensions.credBlob { outputs.credBlobStored = blob.count <= SoftwareAuthenticator.maximumCredBlobLength }
         if extensions.minPinLength, minPinLengthRPIDs.contains(rpID) { outputs.minPinLength = minimumPINLength }
         var largeBlobKey: SecureBytes?
         if extensions.largeBlobKey {
             let key = SecureBytes(randomCount: 32)
-            secrets.append((FIDO2Session.largeBlobKeyName(credentialID), key))
+            secrets.append((SoftwareAuthenticator.largeBlobKeyName(credentialID), key))
             largeBlobKey = key
         }
         return (secrets, outputs, largeBlobKey)
@@ -119,16 +119,16 @@ extension FIDO2Session {
         if extensions.credBlob { outputs.credBlob = record.credBlob ?? [] }
         var clear: SecureBytes?
         if let salts = extensions.hmacSecret, record.hmacSecret == true {
-            guard let secrets = try storeCall({ tx in try tx.secret(FIDO2Session.credRandomName(id)) }), secrets.count == 64 else {
+            guard let secrets = try storeCall({ tx in try tx.secret(SoftwareAuthenticator.credRandomName(id)) }), secrets.count == 64 else {
                 throw TokenMintError(.webAuthn.invalidCredential, "the credential's hmac-secret is missing")
             }
-            let output = try FIDO2Session.hmacSecret(secrets, salts: salts, verified: verified)
-            outputs.hmacSecretOutput = try FIDO2Session.encryptForClient(output)
+            let output = try SoftwareAuthenticator.hmacSecret(secrets, salts: salts, verified: verified)
+            outputs.hmacSecretOutput = try SoftwareAuthenticator.encryptForClient(output)
             clear = output
         }
         var largeBlobKey: SecureBytes?
         if extensions.largeBlobKey {
-            largeBlobKey = try storeCall { tx in try tx.secret(FIDO2Session.largeBlobKeyName(id)) }
+            largeBlobKey = try storeCall { tx in try tx.secret(SoftwareAuthenticator.largeBlobKeyName(id)) }
         }
         return (outputs, clear, largeBlobKey)
     }

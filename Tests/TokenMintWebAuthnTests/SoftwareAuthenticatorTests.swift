@@ -18,7 +18,7 @@ func expectCTAP(_ status: UInt8, sourceLocation: SourceLocation = #_sourceLocati
 }
 
 @Suite("FIDO2 software authenticator")
-struct FIDO2SessionTests {
+struct SoftwareAuthenticatorTests {
     static let rp = "example.org"
     static let origin = "https://example.org"
 
@@ -28,7 +28,7 @@ struct FIDO2SessionTests {
 
     static var verifier: RelyingPartyVerifier { RelyingPartyVerifier(policy: RelyingPartyPolicy(rpID: rp, origins: [origin])) }
 
-    static func register(_ session: FIDO2Session, alg: COSEAlgorithm, attestation: FIDO2Session.Attestation = .none, resident: Bool = false,
+    static func register(_ session: SoftwareAuthenticator, alg: COSEAlgorithm, attestation: SoftwareAuthenticator.Attestation = .none, resident: Bool = false,
                          user: [UInt8] = [1, 2, 3]) async throws -> RegisteredCredential {
         let challenge = SecureRandom.bytes(count: 32)
         let json = clientData("webauthn.create", challenge)
@@ -40,8 +40,8 @@ struct FIDO2SessionTests {
 
     @Test(arguments: [COSEAlgorithm.es256, .edDSA])
     func registerAndAssert(alg: COSEAlgorithm) async throws {
-        let session = try FIDO2Session(store: InMemoryStore())
-        for attestation in [FIDO2Session.Attestation.none, .packed] {
+        let session = try SoftwareAuthenticator(store: InMemoryStore())
+        for attestation in [SoftwareAuthenticator.Attestation.none, .packed] {
             let credential = try await Self.register(session, alg: alg, attestation: attestation)
             #expect(credential.publicKey.algorithm == alg)
             var stored = credential.signCount
@@ -66,7 +66,7 @@ struct FIDO2SessionTests {
 
     @Test("CTAP2 status codes: no credentials, unsupported UV, denied presence, excluded credential; uv:false accepted")
     func statusCodes() async throws {
-        let session = try FIDO2Session(store: InMemoryStore())
+        let session = try SoftwareAuthenticator(store: InMemoryStore())
         let hash = [UInt8](repeating: 7, count: 32)
         await expectCTAP(0x2E) { _ = try await session.getAssertion(clientDataHash: hash, rpID: Self.rp) }
         await expectCTAP(0x2B) {
@@ -88,7 +88,7 @@ struct FIDO2SessionTests {
         }
         await expectCTAP(0x2E) { _ = try await session.getAssertion(clientDataHash: hash, rpID: "other.example", allowList: [credential.credentialID]) }
         await expectCTAP(0x30) { _ = try await session.getNextAssertion() }
-        let denying = try FIDO2Session(store: InMemoryStore(), confirmPresence: { _ in false })
+        let denying = try SoftwareAuthenticator(store: InMemoryStore(), confirmPresence: { _ in false })
         await expectCTAP(0x27) {
             _ = try await denying.makeCredential(clientDataHash: hash, rp: (Self.rp, nil), user: ([1], "a", nil), pubKeyCredParams: [.es256])
         }
@@ -96,7 +96,7 @@ struct FIDO2SessionTests {
 
     @Test("resident credentials are discoverable, newest first, with getNextAssertion and user handles")
     func residentCredentials() async throws {
-        let session = try FIDO2Session(store: InMemoryStore())
+        let session = try SoftwareAuthenticator(store: InMemoryStore())
         _ = try await Self.register(session, alg: .es256, resident: true, user: [1])
         _ = try await Self.register(session, alg: .edDSA, resident: true, user: [2])
         _ = try await Self.register(session, alg: .es256, resident: false, user: [3])
@@ -110,7 +110,7 @@ struct FIDO2SessionTests {
 
     @Test("resident credentials are capped: keyStoreFull (0x28) beyond the cap, nothing stored, non-resident ones still made, reset frees")
     func residentCap() async throws {
-        let session = try FIDO2Session(store: InMemoryStore(), maximumResidentCredentials: 2)
+        let session = try SoftwareAuthenticator(store: InMemoryStore(), maximumResidentCredentials: 2)
         _ = try await Self.register(session, alg: .es256, resident: true, user: [1])
         _ = try await Self.register(session, alg: .edDSA, resident: true, user: [2])
         let hash = [UInt8](repeating: 4, count: 32)
@@ -134,7 +134,7 @@ struct FIDO2SessionTests {
         let after = try await session.getAssertion(clientDataHash: hash, rpID: Self.rp)
         #expect(after.numberOfCredentials == 1)
         #expect(after.userHandle == [5])
-        await expectCTAP(0x02) { _ = try FIDO2Session(store: InMemoryStore(), maximumResidentCredentials: 0) }
+        await expectCTAP(0x02) { _ = try SoftwareAuthenticator(store: InMemoryStore(), maximumResidentCredentials: 0) }
     }
 
     @Test("signCount is durable across sessions on the same store and never decreases; 'always 0' policy")
@@ -144,27 +144,27 @@ struct FIDO2SessionTests {
         let key = SecureBytes(randomCount: 32)
         let credential: RegisteredCredential
         do {
-            let session = try FIDO2Session(store: try SQLiteStore(path: dir + "/a.sqlite", masterKey: .key(key)))
+            let session = try SoftwareAuthenticator(store: try SQLiteStore(path: dir + "/a.sqlite", masterKey: .key(key)))
             credential = try await Self.register(session, alg: .edDSA)
             for _ in 0..<3 { _ = try await session.getAssertion(clientDataHash: [UInt8](repeating: 2, count: 32), rpID: Self.rp, allowList: [credential.credentialID]) }
         }
-        let reopened = try FIDO2Session(store: try SQLiteStore(path: dir + "/a.sqlite", masterKey: .key(key)))
+        let reopened = try SoftwareAuthenticator(store: try SQLiteStore(path: dir + "/a.sqlite", masterKey: .key(key)))
         let next = try await reopened.getAssertion(clientDataHash: [UInt8](repeating: 2, count: 32), rpID: Self.rp, allowList: [credential.credentialID])
         #expect(next.authenticatorData.signCount == 4)
-        let synced = try FIDO2Session(store: InMemoryStore(), backupEligible: true, backupState: true, signCountPolicy: .alwaysZero)
+        let synced = try SoftwareAuthenticator(store: InMemoryStore(), backupEligible: true, backupState: true, signCountPolicy: .alwaysZero)
         let passkey = try await Self.register(synced, alg: .es256)
         #expect(passkey.backupEligible && passkey.backupState)
         let a = try await synced.getAssertion(clientDataHash: [UInt8](repeating: 3, count: 32), rpID: Self.rp, allowList: [passkey.credentialID])
         #expect(a.authenticatorData.signCount == 0)
-        #expect(throws: TokenMintError.self) { _ = try FIDO2Session(store: InMemoryStore(), backupEligible: false, backupState: true) }
+        #expect(throws: TokenMintError.self) { _ = try SoftwareAuthenticator(store: InMemoryStore(), backupEligible: false, backupState: true) }
     }
 
     @Test("RP rules: subdomain origins, cross-origin, BE/BS, UV policy, AT in assertions, trailing bytes, short challenges")
     func relyingPartyRules() async throws {
-        let session = try FIDO2Session(store: InMemoryStore())
+        let session = try SoftwareAuthenticator(store: InMemoryStore())
         let credential = try await Self.register(session, alg: .es256)
         let challenge = SecureRandom.bytes(count: 32)
-        func assertion(origin: String = FIDO2SessionTests.origin, crossOrigin: Bool = false) async throws -> ([UInt8], FIDO2Session.GetAssertionResponse) {
+        func assertion(origin: String = SoftwareAuthenticatorTests.origin, crossOrigin: Bool = false) async throws -> ([UInt8], SoftwareAuthenticator.GetAssertionResponse) {
             let json = CollectedClientData(type: "webauthn.get", challenge: challenge, origin: origin, crossOrigin: crossOrigin).json
             return (json, try await session.getAssertion(clientDataHash: HashFunction.sha256.hash(json), rpID: Self.rp, allowList: [credential.credentialID]))
         }
