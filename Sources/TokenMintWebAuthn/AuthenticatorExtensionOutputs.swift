@@ -60,7 +60,8 @@ public struct AuthenticatorExtensionOutputs: Sendable, Hashable {
             case ("credBlob", .registration):
                 credBlobStored = try Self.bool(value, name)
             case ("credBlob", .assertion):
-                guard let bytes = value.bytesValue, bytes.count <= 64 else { throw Self.invalid("a credBlob is at most 64 bytes") }
+                guard let bytes = value.bytesValue else { throw Self.invalid("credBlob is a byte string in an assertion") }
+                guard bytes.count <= 64 else { throw Self.invalid("a credBlob is at most 64 bytes") }
                 credBlob = bytes
             case ("minPinLength", .registration):
                 guard let length = value.intValue, (4...63).contains(length) else { throw Self.invalid("minPinLength is 4 to 63") }

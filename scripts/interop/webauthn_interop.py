@@ -29,6 +29,21 @@ D: a second external source. python-fido2 ships no software authenticator
    own WebAuthn data classes (AttestedCredentialData / AuthenticatorData /
    AttestationObject / CollectedClientData .create, CoseKey, its CBOR encoder)
    to build credentials for the TokenMint RP instead.
+E: extensions, both directions. `fido2 register --cred-protect --prf
+   --cred-blob --min-pin-length --large-blob --cred-props` -> py_webauthn
+   (its authData extensions read with parse_authenticator_data) and
+   python-fido2 (register_complete, AuthenticatorData.extensions); `fido2
+   assert --prf --prf --cred-blob` -> both: credBlob and an 80-byte
+   hmac-secret in authData, the PRF outputs only in clientExtensionResults,
+   one output per input (the same input, the same output; with and without
+   UV, different ones); credProtect 2 and 3 enforced; --large-blob needs
+   --resident. Then credentials with an authData extensions map built in
+   Python (this script's CBOR encoder, python-fido2's classes), accepted by
+   py_webauthn and python-fido2 first -> `fido2 verify-registration` /
+   `verify-assertion`, whose "extensions" must match; extension values that
+   py_webauthn does not check (credProtect 7, minPinLength 2, ...) and PRF
+   outputs or a large blob in clientExtensionResults must be refused with
+   invalidExtension.
 
 The CLI is taken from $TOKENMINT (default .build/debug/tokenmint).
 `--self-test` runs group S only (no CLI needed).
@@ -50,7 +65,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
 import webauthn
-from webauthn.helpers import decode_credential_public_key
+from webauthn.helpers import decode_credential_public_key, parse_authenticator_data, parse_cbor
 from webauthn.helpers.exceptions import WebAuthnException
 
 from fido2 import cbor as fido2_cbor
@@ -337,10 +352,15 @@ class HandAuthenticator:
 
     def registration(self, challenge, origin=ORIGIN, rp_id=RP_ID, fmt="packed", flags=FLAG_UP,
                      sign_count=0, nonminimal_cose=False, trailing=b"", bad_att_sig=False,
-                     ctype="webauthn.create"):
+                     ctype="webauthn.create", extensions=None):
+        """extensions: a map for the authData (sets ED), encoded with cbor_encode."""
+        if extensions is not None:
+            flags |= FLAG_ED
         auth_data = (sha256(rp_id.encode()) + bytes([flags | FLAG_AT]) + sign_count.to_bytes(4, "big")
                      + self.AAGUID + len(self.cred_id).to_bytes(2, "big") + self.cred_id
                      + self.cose_key(nonminimal=nonminimal_cose))
+        if extensions is not None:
+            auth_data += cbor_encode(extensions)
         cdj = client_data_json(ctype, challenge, origin)
         if fmt == "packed":  # self attestation: signed by the credential key, no x5c
             sig = bytearray(self.sign(auth_data + sha256(cdj)))
@@ -359,8 +379,12 @@ class HandAuthenticator:
         }
 
     def assertion(self, challenge, sign_count, origin=ORIGIN, rp_id=RP_ID, flags=FLAG_UP,
-                  ctype="webauthn.get", user_handle=None):
+                  ctype="webauthn.get", user_handle=None, extensions=None):
+        if extensions is not None:
+            flags |= FLAG_ED
         auth_data = sha256(rp_id.encode()) + bytes([flags]) + sign_count.to_bytes(4, "big")
+        if extensions is not None:
+            auth_data += cbor_encode(extensions)
         cdj = client_data_json(ctype, challenge, origin)
         sig = self.sign(auth_data + sha256(cdj))
         return {
@@ -396,9 +420,12 @@ class Fido2BuiltAuthenticator:
             return self.key.sign(data, ec.ECDSA(hashes.SHA256()))
         return self.key.sign(data)
 
-    def registration(self, challenge, fmt="packed", flags=AuthenticatorData.FLAG.UP):
+    def registration(self, challenge, fmt="packed", flags=AuthenticatorData.FLAG.UP, extensions=None):
         acd = AttestedCredentialData.create(self.AAGUID, self.cred_id, self.cose)
-        ad = AuthenticatorData.create(sha256(RP_ID.encode()), flags | AuthenticatorData.FLAG.AT, 0, acd)
+        if extensions is not None:
+            flags |= AuthenticatorData.FLAG.ED
+        ad = AuthenticatorData.create(sha256(RP_ID.encode()), flags | AuthenticatorData.FLAG.AT, 0, acd,
+                                      extensions)
         cd = CollectedClientData.create(type=CollectedClientData.TYPE.CREATE, challenge=challenge,
                                         origin=ORIGIN)
         stmt = {"alg": self.cose.ALGORITHM, "sig": self.sign(ad + cd.hash)} if fmt == "packed" else {}
@@ -409,8 +436,10 @@ class Fido2BuiltAuthenticator:
             authenticator_attachment=AuthenticatorAttachment.CROSS_PLATFORM)
         return json.loads(json.dumps(dict(resp)))
 
-    def assertion(self, challenge, sign_count, flags=AuthenticatorData.FLAG.UP):
-        ad = AuthenticatorData.create(sha256(RP_ID.encode()), flags, sign_count)
+    def assertion(self, challenge, sign_count, flags=AuthenticatorData.FLAG.UP, extensions=None):
+        if extensions is not None:
+            flags |= AuthenticatorData.FLAG.ED
+        ad = AuthenticatorData.create(sha256(RP_ID.encode()), flags, sign_count, b"", extensions)
         cd = CollectedClientData.create(type=CollectedClientData.TYPE.GET, challenge=challenge,
                                         origin=ORIGIN)
         resp = AuthenticationResponse(
@@ -587,22 +616,27 @@ def tm_json(*args):
 # base64url values can start with "-", which an argument parser takes for an
 # option: they are always passed as --name=value.
 
+# extra: more options (the extensions); run=tm gives the CompletedProcess
+# instead of the parsed JSON, for the calls that must fail.
+
 def tm_register(store, challenge, alg="ES256", attestation="none", resident=False, uv=False,
-                user_id=b"user-01", user_name="alice"):
+                user_id=b"user-01", user_name="alice", extra=(), run=tm_json):
     args = ["fido2", "register", "--store", store, "--rp", RP_ID, "--origin", ORIGIN,
             "--user-id", user_id.hex(), "--user-name", user_name, f"--challenge={b64url(challenge)}",
             "--alg", alg, "--attestation", attestation]
     args += ["--resident"] if resident else []
     args += ["--uv"] if uv else []
-    return tm_json(*args)
+    return run(*args, *extra)
 
 
-def tm_assert(store, challenge, credential=None, uv=False):
+def tm_assert(store, challenge, credential=None, uv=False, prf=(), cred_blob=False, run=tm_json):
     args = ["fido2", "assert", "--store", store, "--rp", RP_ID, "--origin", ORIGIN,
             f"--challenge={b64url(challenge)}"]
     args += [f"--credential={credential}"] if credential else []
     args += ["--uv"] if uv else []
-    return tm_json(*args)
+    args += [f"--prf={b64url(x)}" for x in prf]
+    args += ["--cred-blob"] if cred_blob else []
+    return run(*args)
 
 
 def tm_verify(kind, store, cred, challenge, origin=ORIGIN, require_uv=False, inline=False):
@@ -630,12 +664,20 @@ def expect_accepted(p, what):
         raise Fail(f"{what}: accepted but printed no JSON: {p.stdout[:200]!r}")
 
 
-def expect_refused(p, what):
+def expect_refused(p, what, reason=None):
     if p.returncode == 0:
         raise Fail(f"{what} was accepted: {p.stdout.strip()[:200]}")
     if p.returncode != 1:
         raise Fail(f"{what}: exit {p.returncode}, expected 1: {tail(p)}")
     expect(p.stderr.strip(), f"{what}: refused without a reason on stderr")
+    expect(reason is None or reason in p.stderr, f"{what}: refused, but not with {reason}: {tail(p)}")
+
+
+def expect_cli_error(p, what, reason):
+    """An authenticator-side call (register / assert) that must fail."""
+    if p.returncode == 0:
+        raise Fail(f"{what} succeeded: {p.stdout.strip()[:200]}")
+    expect(reason in p.stderr, f"{what}: exit {p.returncode}, but not with {reason}: {tail(p)}")
 
 
 # ---- shape checks of TokenMint's authenticator output ---------------------------
@@ -1078,6 +1120,389 @@ def check_d(alg, fmt, tmp):
     expect_refused(tm_verify("assertion", store, bad, ch), "assertion with a flipped signature byte")
 
 
+# ---- group E: extensions, both directions -------------------------------------------
+
+E_BLOB = bytes.fromhex("e0e1e2e3e4e5e6e7e8e9eaebecedeeef")  # 16 bytes: kept (at most 32 are)
+E_REG_ARGS = ["--cred-protect", "2", "--prf", "--cred-blob", E_BLOB.hex(), "--min-pin-length",
+              "--large-blob", "--cred-props"]
+E_REG_EXTENSIONS = {"credProtect": 2, "hmac-secret": True, "credBlob": True, "minPinLength": 4}
+E_REG_RESULTS = {"credProps": {"rk": True}, "prf": {"enabled": True}, "largeBlob": {"supported": True}}
+PRF_A, PRF_B, PRF_C = b"interop prf input A", b"interop prf input B", b"interop prf input C"
+UV_REQUIRED = UserVerificationRequirement.REQUIRED
+
+
+def strict_eq(got, want):
+    """Equal, and of the same types all the way down (True is not 1)."""
+    if isinstance(want, dict):
+        return (isinstance(got, dict) and got.keys() == want.keys()
+                and all(strict_eq(got[k], v) for k, v in want.items()))
+    return type(got) is type(want) and got == want
+
+
+def auth_data_of(cred):
+    """The authenticatorData bytes of a registration (read with py_webauthn's
+    CBOR decoder) or of an assertion."""
+    r = cred["response"]
+    if "attestationObject" in r:
+        return parse_cbor(b64d(r["attestationObject"]))["authData"]
+    return b64d(r["authenticatorData"])
+
+
+def fido2_extensions(cred):
+    return AuthenticatorData(auth_data_of(cred)).extensions
+
+
+def prf_outputs(asr):
+    results = asr.get("clientExtensionResults", {}).get("prf", {}).get("results", {})
+    names = [k for k in ("first", "second") if k in results]
+    check_b64(results, names, "clientExtensionResults.prf.results")
+    return tuple(b64d(results[k]) for k in names)
+
+
+def e_store(tmp, name):
+    store = os.path.join(tmp, f"e-{name}", "store")
+    os.makedirs(store)
+    return store
+
+
+def e_pyw_assert(ctx, asr, ch, require_uv):
+    """py_webauthn verifies an assertion of credential ctx["key"]; the count must rise."""
+    try:
+        new = oracle_assert("py_webauthn", asr, ch, ctx["key"], ctx["count"], require_uv=require_uv)
+    except WebAuthnException as e:
+        raise Fail(f"py_webauthn refused it: {e}")
+    expect(new > ctx["count"], f"signCount {new} not above {ctx['count']}")
+    ctx["count"] = new
+
+
+def e_register(ctx, tmp):
+    store = e_store(tmp, "tm")
+    uid = os.urandom(16)
+    server = fido2_server("packed")
+    user = PublicKeyCredentialUserEntity(id=uid, name="erin", display_name="Erin")
+    options, state = server.register_begin(user, user_verification=UV_REQUIRED, challenge=new_challenge())
+    ch = options.public_key.challenge
+    reg = tm_register(store, ch, attestation="packed", resident=True, uv=True, user_id=uid,
+                      user_name="erin", extra=E_REG_ARGS)
+    ctx.update(store=store, reg=reg, uid=uid, challenge=ch, server=server, state=state)
+    try:
+        v = webauthn.verify_registration_response(credential=json.dumps(reg), expected_challenge=ch,
+                                                  expected_origin=ORIGIN, expected_rp_id=RP_ID,
+                                                  require_user_verification=True)
+    except WebAuthnException as e:
+        raise Fail(f"py_webauthn refused it: {e}")
+    ctx.update(key=v.credential_public_key, count=v.sign_count)
+    ad = parse_authenticator_data(auth_data_of(reg))
+    expect(ad.flags.ed and ad.extensions is not None, "py_webauthn: no extensions (ED flag clear)")
+    ext = parse_cbor(ad.extensions)
+    expect(strict_eq(ext, E_REG_EXTENSIONS), f"py_webauthn: extensions {ext!r}, expected {E_REG_EXTENSIONS!r}")
+
+
+def e_register_fido2(ctx):
+    expect("state" in ctx, "no registration output")
+    try:
+        got = ctx["server"].register_complete(ctx["state"], ctx["reg"])
+    except Exception as e:
+        raise Fail(f"register_complete refused it: {type(e).__name__}: {e}")
+    expect(got.is_user_verified(), "UV flag clear")
+    ctx["cred_data"] = got.credential_data
+    ext = fido2_extensions(ctx["reg"])
+    expect(strict_eq(ext, E_REG_EXTENSIONS), f"AuthenticatorData.extensions {ext!r}")
+
+
+def e_register_output(ctx):
+    expect("reg" in ctx, "no registration output")
+    reg = ctx["reg"]
+    got = reg.get("clientExtensionResults")
+    expect(strict_eq(got, E_REG_RESULTS), f"clientExtensionResults {got!r}, expected {E_REG_RESULTS!r}")
+    # the rest of the shape as in group A (clientExtensionResults checked just above)
+    ad = check_registration_output(dict(reg, clientExtensionResults={}), "ES256", "packed",
+                                   ctx["challenge"], uv=True)
+    expect(ad["flags"] & FLAG_ED, "ED flag clear")
+    expect(strict_eq(ad.get("extensions"), E_REG_EXTENSIONS), f"extensions {ad.get('extensions')!r}")
+
+
+def e_assert(ctx):
+    expect("key" in ctx and "cred_data" in ctx, "no credential (a registration check failed)")
+    reg, creds = ctx["reg"], [ctx["cred_data"]]
+    for i in range(3):
+        options, state = ctx["server"].authenticate_begin(creds, user_verification=UV_REQUIRED)
+        ch = options.public_key.challenge
+        asr = tm_assert(ctx["store"], ch, credential=reg["id"] if i else None, uv=True,
+                        prf=(PRF_A, PRF_B), cred_blob=True)
+        check_assertion_output(dict(asr, clientExtensionResults={}), ch, reg["id"], ctx["uid"])
+        e_pyw_assert(ctx, asr, ch, require_uv=True)
+        try:
+            ctx["server"].authenticate_complete(state, creds, asr)
+        except Exception as e:
+            raise Fail(f"assertion {i + 1}: authenticate_complete refused it: {type(e).__name__}: {e}")
+        ctx["asr"] = asr
+
+
+def e_assert_extensions(ctx):
+    expect("asr" in ctx, "no accepted assertion")
+    asr = ctx["asr"]
+    raw = auth_data_of(asr)
+    ext = fido2_extensions(asr)
+    expect(isinstance(ext, dict) and sorted(ext) == ["credBlob", "hmac-secret"], f"authData extensions {ext!r}")
+    expect(ext["credBlob"] == E_BLOB, f"credBlob {ext['credBlob']!r}, registered {E_BLOB!r}")
+    hs = ext["hmac-secret"]
+    expect(isinstance(hs, bytes) and len(hs) == 80, f"hmac-secret is {len(hs) if isinstance(hs, bytes) else hs!r}"
+           " bytes, expected 80 (16-byte IV + 2 x 32 encrypted)")
+    cer = asr.get("clientExtensionResults")
+    expect(sorted(cer) == ["getCredBlob", "prf"] and list(cer["prf"]) == ["results"],
+           f"clientExtensionResults {cer!r}")
+    check_b64(cer, ["getCredBlob"], "clientExtensionResults")
+    expect(b64d(cer["getCredBlob"]) == E_BLOB, f"getCredBlob {cer['getCredBlob']!r}")
+    outs = prf_outputs(asr)
+    expect(len(outs) == 2 and all(len(o) == 32 for o in outs), f"prf results {cer['prf']!r}")
+    expect(outs[0] != outs[1], "prf first == second for two different inputs")
+    for name, out in zip(("first", "second"), outs):
+        for part in (out, out[:16], out[16:]):
+            expect(part not in raw, f"prf {name} output (or a half of it) is inside authenticatorData")
+
+
+def e_prf_outputs(store, credential, *inputs, uv=True):
+    """The prf outputs of one `fido2 assert`, with the hmac-secret length checked."""
+    asr = tm_assert(store, new_challenge(), credential=credential, uv=uv, prf=inputs)
+    outs = prf_outputs(asr)
+    expect(len(outs) == len(inputs) and all(len(o) == 32 for o in outs),
+           f"{len(inputs)} prf input(s): clientExtensionResults {asr.get('clientExtensionResults')!r}")
+    hs = (fido2_extensions(asr) or {}).get("hmac-secret")
+    want = 16 + 32 * len(inputs)
+    expect(isinstance(hs, bytes) and len(hs) == want,
+           f"{len(inputs)} prf input(s): hmac-secret {len(hs) if isinstance(hs, bytes) else hs!r} bytes,"
+           f" expected {want}")
+    expect(bool(AuthenticatorData(auth_data_of(asr)).flags & FLAG_UV) == uv, f"UV flag (--uv {uv})")
+    return outs
+
+
+def e_prf_same_input(ctx):
+    expect("asr" in ctx, "no accepted prf assertion")
+    cred = (ctx["store"], ctx["reg"]["id"])
+    (a1,), (a2,), (c1,) = (e_prf_outputs(*cred, x) for x in (PRF_A, PRF_A, PRF_C))
+    expect(a1 == a2, "the same prf input gave two different outputs")
+    expect(c1 != a1, "two different prf inputs gave the same output")
+    expect(a1 == prf_outputs(ctx["asr"])[0], "A alone (--credential) != first of the discoverable (A, B) call")
+    ctx["prf_a"] = a1
+
+
+def e_prf_two_inputs(ctx):
+    expect("prf_a" in ctx, "no prf output for A alone")
+    cred = (ctx["store"], ctx["reg"]["id"])
+    (b1,) = e_prf_outputs(*cred, PRF_B)
+    first, second = e_prf_outputs(*cred, PRF_A, PRF_B)
+    expect(first == ctx["prf_a"], "first of (A, B) != output of A alone")
+    expect(second == b1, "second of (A, B) != output of B alone")
+    expect(e_prf_outputs(*cred, PRF_B, PRF_A) == (b1, ctx["prf_a"]), "(B, A) != (B alone, A alone)")
+
+
+def e_prf_uv(tmp):
+    store = e_store(tmp, "level1")
+    reg = tm_register(store, new_challenge(), extra=["--cred-protect", "1", "--prf"])
+    got = reg.get("clientExtensionResults")
+    expect(strict_eq(got, {"prf": {"enabled": True}}), f"clientExtensionResults {got!r}")
+    ext = fido2_extensions(reg)
+    expect(strict_eq(ext, {"credProtect": 1, "hmac-secret": True}), f"authData extensions {ext!r}")
+    cred = reg["id"]
+    (uv1,), (uv2,) = (e_prf_outputs(store, cred, PRF_A, uv=True) for _ in range(2))
+    (no1,), (no2,) = (e_prf_outputs(store, cred, PRF_A, uv=False) for _ in range(2))
+    expect(uv1 == uv2 and no1 == no2, "the same input and UV state gave two different outputs")
+    expect(uv1 != no1, "the same input gave the same output with and without UV (CredRandomWithUV/WithoutUV)")
+
+
+def e_cred_protect_2(ctx):
+    expect("key" in ctx, "no credential (registration check failed)")
+    p = tm_assert(ctx["store"], new_challenge(), run=tm)  # discoverable, no --uv
+    expect_cli_error(p, "discoverable assert without --uv", "noCredentials")
+    ch = new_challenge()
+    asr = tm_assert(ctx["store"], ch, credential=ctx["reg"]["id"])  # no --uv
+    expect(not AuthenticatorData(auth_data_of(asr)).flags & FLAG_UV, "UV flag set without --uv")
+    e_pyw_assert(ctx, asr, ch, require_uv=False)
+    ch = new_challenge()
+    e_pyw_assert(ctx, tm_assert(ctx["store"], ch, uv=True), ch, require_uv=True)  # discoverable, --uv
+
+
+def e_cred_protect_3(tmp):
+    store = e_store(tmp, "level3")
+    uid, ch = os.urandom(16), new_challenge()
+    reg = tm_register(store, ch, resident=True, uv=True, user_id=uid, user_name="frank",
+                      extra=["--cred-protect", "3"])
+    ext = fido2_extensions(reg)
+    expect(strict_eq(ext, {"credProtect": 3}), f"authData extensions {ext!r}")
+    ctx = {}
+    ctx["key"], ctx["count"] = oracle_reg("py_webauthn", reg, ch, require_uv=True)
+    for credential in (None, reg["id"]):
+        how = "--credential" if credential else "discoverable"
+        p = tm_assert(store, new_challenge(), credential=credential, run=tm)
+        expect_cli_error(p, f"{how} assert without --uv", "noCredentials")
+        ch = new_challenge()
+        asr = tm_assert(store, ch, credential=credential, uv=True)
+        check_assertion_output(asr, ch, reg["id"], uid)
+        e_pyw_assert(ctx, asr, ch, require_uv=True)
+
+
+def e_large_blob_needs_resident(tmp):
+    p = tm_register(e_store(tmp, "large-blob"), new_challenge(), extra=["--large-blob"], run=tm)
+    expect_cli_error(p, "--large-blob without --resident", "invalidOption")
+
+
+def e_long_blob(tmp):
+    store = e_store(tmp, "long-blob")
+    ch = new_challenge()
+    reg = tm_register(store, ch, extra=["--cred-blob", (b"\xab" * 40).hex(), "--cred-props"])
+    got = reg.get("clientExtensionResults")
+    expect(strict_eq(got, {"credProps": {"rk": False}}), f"clientExtensionResults {got!r}")
+    ext = fido2_extensions(reg)
+    expect(strict_eq(ext, {"credBlob": False}), f"authData extensions {ext!r}")
+    ctx = {}
+    ctx["key"], ctx["count"] = oracle_reg("py_webauthn", reg, ch)
+    ch = new_challenge()
+    asr = tm_assert(store, ch, credential=reg["id"], cred_blob=True)
+    e_pyw_assert(ctx, asr, ch, require_uv=False)
+    got = asr.get("clientExtensionResults")
+    expect(strict_eq(got, {"getCredBlob": ""}), f"clientExtensionResults {got!r}")
+    ext = fido2_extensions(asr)
+    expect(strict_eq(ext, {"credBlob": b""}), f"authData extensions {ext!r}")
+
+
+def e_oracles_accept_reg(reg, ch, require_uv=False, fmt="packed"):
+    for oracle in ("py_webauthn", "python-fido2"):
+        try:
+            oracle_reg(oracle, reg, ch, require_uv=require_uv, fmt=fmt)
+        except Exception as e:
+            raise Fail(f"{oracle} refused it (so the script is wrong): {type(e).__name__}: {e}")
+
+
+def e_oracles_accept_assert(reg_ch, reg, asr, ch, count, require_uv=False):
+    """py_webauthn and python-fido2 take the assertion for the credential of reg."""
+    cose, _ = oracle_reg("py_webauthn", reg, reg_ch)
+    cred_data, _ = oracle_reg("python-fido2", reg, reg_ch)
+    for oracle, key in (("py_webauthn", cose), ("python-fido2", cred_data)):
+        try:
+            oracle_assert(oracle, asr, ch, key, count - 1, require_uv=require_uv)
+        except Exception as e:
+            raise Fail(f"{oracle} refused it (so the script is wrong): {type(e).__name__}: {e}")
+
+
+def e_hand_registration(ctx, a, tmp):
+    ctx["store"] = e_store(tmp, "rp")
+    ch = new_challenge()
+    reg = a.registration(ch, flags=FLAG_UP | FLAG_UV, extensions={"credProtect": 3, "hmac-secret": True})
+    reg["clientExtensionResults"] = {"credProps": {"rk": True}, "prf": {"enabled": True}}
+    e_oracles_accept_reg(reg, ch, require_uv=True)
+    res = expect_accepted(tm_verify("registration", ctx["store"], reg, ch, require_uv=True), "the registration")
+    want = {"credentialId": b64url(a.cred_id), "userVerified": True, "discoverable": True, "prfEnabled": True,
+            "extensions": {"credProtect": 3, "hmacSecret": True}}
+    for k, v in want.items():
+        expect(strict_eq(res.get(k), v), f"result {k} = {res.get(k)!r}, expected {v!r}")
+    ctx.update(reg=reg, reg_challenge=ch, count=0)
+
+
+def e_hand_assertion(ctx, a):
+    expect("reg" in ctx, "no credential (registration was refused)")
+    blob = b"hand-built credBlob"
+    ch = new_challenge()
+    asr = a.assertion(ch, 1, flags=FLAG_UP | FLAG_UV, extensions={"credBlob": blob})
+    e_oracles_accept_assert(ctx["reg_challenge"], ctx["reg"], asr, ch, 1, require_uv=True)
+    res = expect_accepted(tm_verify("assertion", ctx["store"], asr, ch, require_uv=True), "the assertion")
+    want = {"signCount": 1, "userVerified": True, "extensions": {"credBlob": blob.hex()}}
+    for k, v in want.items():
+        expect(strict_eq(res.get(k), v), f"result {k} = {res.get(k)!r}, expected {v!r}")
+    ctx["count"] = 1
+
+
+def e_fido2_built(tmp):
+    store = e_store(tmp, "rp-fido2")
+    f = Fido2BuiltAuthenticator("EdDSA")
+    reg_ch = new_challenge()
+    reg = f.registration(reg_ch, extensions={"credBlob": True, "minPinLength": 8})
+    reg["clientExtensionResults"] = {"credProps": {"rk": False}}
+    e_oracles_accept_reg(reg, reg_ch)
+    res = expect_accepted(tm_verify("registration", store, reg, reg_ch), "the registration")
+    want = {"credentialId": b64url(f.cred_id), "discoverable": False,
+            "extensions": {"credBlob": True, "minPinLength": 8}}
+    for k, v in want.items():
+        expect(strict_eq(res.get(k), v), f"registration: result {k} = {res.get(k)!r}, expected {v!r}")
+    ch = new_challenge()
+    asr = f.assertion(ch, 1, extensions={"credBlob": b"", "hmac-secret": os.urandom(48)})
+    e_oracles_accept_assert(reg_ch, reg, asr, ch, 1)
+    res = expect_accepted(tm_verify("assertion", store, asr, ch), "the assertion")
+    want = {"signCount": 1, "extensions": {"credBlob": "", "hmacSecretOutputLength": 48}}
+    for k, v in want.items():
+        expect(strict_eq(res.get(k), v), f"assertion: result {k} = {res.get(k)!r}, expected {v!r}")
+
+
+def py_webauthn_verdict(refuses, why):
+    return "py_webauthn refuses it too" if refuses else f"py_webauthn accepts it: {why}"
+
+
+def e_registration_negatives():
+    """(label, registration JSON, challenge): a fresh credential each, whose
+    one defect is in its extensions; the label says what py_webauthn does."""
+    cases = []
+
+    def add(what, why, build):
+        a = HandAuthenticator("ES256")
+        ch = new_challenge()
+        reg = build(a, ch)
+        cases.append((f"{what} ({py_webauthn_verdict(refused(oracle_reg, 'py_webauthn', reg, ch), why)})",
+                      reg, ch))
+
+    def with_results(a, ch, results):
+        reg = a.registration(ch)
+        reg["clientExtensionResults"] = results
+        return reg
+
+    values = "it does not check extension values"
+    add("authData extensions {credProtect: 7}", values,
+        lambda a, ch: a.registration(ch, extensions={"credProtect": 7}))
+    add("authData extensions {hmac-secret: 32 bytes}, a Boolean at registration", values,
+        lambda a, ch: a.registration(ch, extensions={"hmac-secret": b"x" * 32}))
+    add("authData extensions {minPinLength: 2}, below 4", values,
+        lambda a, ch: a.registration(ch, extensions={"minPinLength": 2}))
+    add("authData extensions {credBlob: 4 bytes}, a Boolean at registration", values,
+        lambda a, ch: a.registration(ch, extensions={"credBlob": b"blob"}))
+    results = "it does not read clientExtensionResults"
+    add("clientExtensionResults prf.results.first, a PRF output sent to the RP", results,
+        lambda a, ch: with_results(a, ch, {"prf": {"enabled": True,
+                                                   "results": {"first": b64url(os.urandom(32))}}}))
+    add("clientExtensionResults largeBlob.blob, a large blob sent to the RP", results,
+        lambda a, ch: with_results(a, ch, {"largeBlob": {"supported": True, "blob": b64url(os.urandom(16))}}))
+    return cases
+
+
+def e_assertion_negatives(a):
+    """(label, assertion JSON, challenge) for the hand-built credential of
+    e_hand_registration (UV set, counts well above the accepted one)."""
+    cases = []
+    counts = iter(range(10, 100))
+
+    def add(what, extensions):
+        ch = new_challenge()
+        asr = a.assertion(ch, next(counts), flags=FLAG_UP | FLAG_UV, extensions=extensions)
+        why = "it does not check extension values"
+        verdict = py_webauthn_verdict(refused(oracle_assert, "py_webauthn", asr, ch, a.cose_key(), 1), why)
+        cases.append((f"{what} ({verdict})", asr, ch))
+
+    add("authData extensions {credBlob: true}, bytes in an assertion", {"credBlob": True})
+    add("authData extensions {hmac-secret: 40 bytes}, not 16 + 32 or 16 + 64", {"hmac-secret": os.urandom(40)})
+    add("authData extensions {credProtect: 3}, a registration output", {"credProtect": 3})
+    return cases
+
+
+def e_registration_negative(ctx, reg, ch):
+    expect("store" in ctx, "no RP store")
+    expect_refused(tm_verify("registration", ctx["store"], reg, ch), "the registration",
+                   reason="invalidExtension")
+
+
+def e_assertion_negative(ctx, asr, ch):
+    expect(ctx.get("count") == 1, "the hand-built credential is not at signCount 1 (the accepting steps failed)")
+    expect_refused(tm_verify("assertion", ctx["store"], asr, ch, require_uv=True), "the assertion",
+                   reason="invalidExtension")
+
+
 # ---- driver ---------------------------------------------------------------------------
 
 
@@ -1141,6 +1566,46 @@ def run_cli_checks(tmp):
     for alg, fmt in (("EdDSA", "packed"), ("ES256", "none")):
         checks.group(f"D python-fido2-built {alg}/{fmt}: verify-registration, 2 assertions, tampered refused",
                   check_d, alg, fmt, tmp)
+
+    print("# E: extensions, both directions")
+    ctx = {}
+    checks.group("E register --resident --uv --cred-protect 2 --prf --cred-blob (16 bytes) --min-pin-length"
+                 " --large-blob --cred-props: verify_registration_response, parse_authenticator_data extensions",
+                 e_register, ctx, tmp)
+    checks.group("E same registration: python-fido2 register_complete, AuthenticatorData.extensions",
+                 e_register_fido2, ctx)
+    checks.group("E registration output: clientExtensionResults credProps/prf/largeBlob, shape,"
+                 " CTAP2-canonical extensions map", e_register_output, ctx)
+    checks.group("E 3 x assert --uv --prf A --prf B --cred-blob: verify_authentication_response (UV required),"
+                 " counts rise, authenticate_complete", e_assert, ctx)
+    checks.group("E assertion authData (python-fido2): credBlob as registered, hmac-secret 80 bytes;"
+                 " getCredBlob; prf outputs not inside authData", e_assert_extensions, ctx)
+    checks.group("E prf: the same input gives the same output, another input another one", e_prf_same_input, ctx)
+    checks.group("E prf: inputs (A, B) in one call give first == A alone, second == B alone",
+                 e_prf_two_inputs, ctx)
+    checks.group("E prf: --uv and no --uv give different outputs (--cred-protect 1 credential)", e_prf_uv, tmp)
+    checks.group("E credProtect 2: discoverable without --uv refused, --credential without --uv and"
+                 " discoverable with --uv verified", e_cred_protect_2, ctx)
+    checks.group("E credProtect 3: without --uv refused (discoverable and --credential), with --uv verified"
+                 " (require_user_verification)", e_cred_protect_3, tmp)
+    checks.group("E --large-blob without --resident refused (invalidOption)", e_large_blob_needs_resident, tmp)
+    checks.group("E --cred-blob of 40 bytes accepted, not kept (credBlob false, getCredBlob empty);"
+                 " --cred-props rk false", e_long_blob, tmp)
+    ctx = {}
+    a = HandAuthenticator("ES256")
+    checks.group("E hand-built registration, authData {credProtect: 3, hmac-secret: true}, credProps, prf:"
+                 " py_webauthn, python-fido2, verify-registration accept, extensions printed",
+                 e_hand_registration, ctx, a, tmp)
+    checks.group("E hand-built assertion, authData {credBlob: bytes}: py_webauthn, python-fido2,"
+                 " verify-assertion accept, credBlob printed", e_hand_assertion, ctx, a)
+    checks.group("E python-fido2-built EdDSA: registration {credBlob: false, minPinLength: 8}, assertion"
+                 " {credBlob: empty, hmac-secret: 48 bytes}: oracles and TokenMint accept", e_fido2_built, tmp)
+    for label, reg, ch in e_registration_negatives():
+        checks.group(f"E verify-registration refuses (invalidExtension): {label}", e_registration_negative,
+                     ctx, reg, ch)
+    for label, asr, ch in e_assertion_negatives(a):
+        checks.group(f"E verify-assertion refuses (invalidExtension): {label}", e_assertion_negative,
+                     ctx, asr, ch)
 
 
 def main(argv):
