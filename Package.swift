@@ -35,6 +35,7 @@ let package = Package(
         .library(name: "TokenMintPay", targets: ["TokenMintPay"]),
         .library(name: "TokenMintCBOR", targets: ["TokenMintCBOR"]),
         .library(name: "TokenMintWebAuthn", targets: ["TokenMintWebAuthn"]),
+        .library(name: "TokenMintFIDO", targets: ["TokenMintFIDO"]),
         .library(name: "TokenMintAuth", targets: ["TokenMintAuth"]),
         // The verifier store on PostgreSQL; empty unless the Postgres trait is on.
         .library(name: "TokenMintPostgres", targets: ["TokenMintPostgres"]),
@@ -110,6 +111,10 @@ let package = Package(
             dependencies: ["TokenMintCore", "TokenMintCrypto", "TokenMintCBOR", "TokenMintStore", "TokenMintJOSE"],
             swiftSettings: strictSettings),
         .target(
+            name: "TokenMintFIDO",
+            dependencies: ["TokenMintCore", "TokenMintCrypto", "TokenMintCBOR", "TokenMintStore", "TokenMintWebAuthn"],
+            swiftSettings: strictSettings),
+        .target(
             name: "TokenMintAuth",
             dependencies: ["TokenMintCore", "TokenMintCrypto", "TokenMintJOSE", "TokenMintStore", "TokenMintWebAuthn", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings),
@@ -119,7 +124,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "TokenMint",
-            dependencies: ["TokenMintCore", "TokenMintCrypto", "TokenMintJOSE", "TokenMintAztec", "TokenMintStore", "TokenMintPay", "TokenMintCBOR", "TokenMintWebAuthn", "TokenMintAuth"],
+            dependencies: ["TokenMintCore", "TokenMintCrypto", "TokenMintJOSE", "TokenMintAztec", "TokenMintStore", "TokenMintPay", "TokenMintCBOR", "TokenMintWebAuthn", "TokenMintFIDO", "TokenMintAuth"],
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintPostgres",
@@ -191,6 +196,10 @@ let package = Package(
         .testTarget(
             name: "TokenMintWebAuthnTests",
             dependencies: ["TokenMintWebAuthn", "TokenMintCBOR", "TokenMintCrypto", "TokenMintStore", "TokenMintCore"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "TokenMintFIDOTests",
+            dependencies: ["TokenMintFIDO", "TokenMintWebAuthn", "TokenMintCBOR", "TokenMintCrypto", "TokenMintStore", "TokenMintCore"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "TokenMintAuthTests",

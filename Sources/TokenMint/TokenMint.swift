@@ -6,6 +6,7 @@
 @_exported public import TokenMintPay
 @_exported public import TokenMintCBOR
 @_exported public import TokenMintWebAuthn
+@_exported public import TokenMintFIDO
 @_exported public import TokenMintAuth
 
 /// TokenMint's version.

@@ -151,7 +151,7 @@ public actor SoftwareAuthenticator {
     /// existed (stores written by an older TokenMint) are not in it.
     public let maximumResidentCredentials: Int
     /// The minimum PIN length the minPinLength extension reports.
-    public let minimumPINLength: Int
+    nonisolated public let minimumPINLength: Int
     /// The RP IDs the minPinLength extension reports to; others get no output.
     public let minPinLengthRPIDs: Set<String>
     let confirmPresence: @Sendable (Request) async -> Bool

@@ -6,7 +6,44 @@ struct FIDO2Command: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fido2", abstract: "A software FIDO2 authenticator and a WebAuthn relying-party verifier.",
         discussion: "Authenticator state lives in fido2.sqlite and RP state in rp.sqlite in the --store folder. The CLI's authenticator treats the local user as present, and as verified when --uv is given.",
-        subcommands: [Register.self, Assert.self, VerifyRegistration.self, VerifyAssertion.self])
+        subcommands: [Register.self, Assert.self, VerifyRegistration.self, VerifyAssertion.self, Device.self])
+
+    struct Device: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Serve the software authenticator as a CTAP2 security key on a UNIX socket of 64-byte CTAPHID reports.",
+            discussion: """
+                Prints "listening on PATH" once it accepts connections, and runs until SIGTERM or SIGINT, which remove the \
+                socket. Credentials live in fido2.sqlite in the --state folder (mode 0700), sealed with its master.key. The local \
+                user is taken as present and verified (built-in user verification).
+                """)
+        @Option(help: "The socket to create (mode 0600).") var socket: String
+        @Option(help: "The state folder (created with mode 0700).") var state: String
+
+        func run() throws {
+            let authenticator = try FIDO2Session.authenticator(state: state)
+            let server = try CTAPHIDSocketServer(path: socket, authenticator: CTAP2Authenticator(authenticator))
+            var sources: [any DispatchSourceSignal] = []
+            for number in [SIGTERM, SIGINT] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler { server.stop() }
+                source.resume()
+                sources.append(source)
+            }
+            Swift.print("listening on \(socket)")
+            fflush(standardOutputStream)
+            server.run()
+            sources.forEach { $0.cancel() }
+        }
+    }
+
+    /// The authenticator the device command serves.
+    enum FIDO2Session {
+        static func authenticator(state: String) throws -> SoftwareAuthenticator {
+            let store = try StoreOptions.open(folder: state, "fido2.sqlite")
+            return try SoftwareAuthenticator(store: store, supportsUserVerification: true)
+        }
+    }
 
     struct Common: ParsableArguments {
         @OptionGroup var store: StoreOptions

@@ -20,12 +20,19 @@ struct StoreOptions: ParsableArguments {
     /// Opens `file` in the state folder (or the SQLite file at `path`),
     /// creating the folder, which holds the master key either way.
     func open(_ file: String = "store.sqlite", path: String? = nil) throws -> SQLiteStore {
-        try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try Self.open(folder: store, file, path: path)
+    }
+
+    /// Opens `file` in `folder` (created 0700, warned about when others may read it), sealed with its master key.
+    static func open(folder: String, _ file: String, path: String? = nil) throws -> SQLiteStore {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         var info = stat()
-        if stat(store, &info) == 0, info.st_mode & 0o077 != 0 {
-            report("warning: the state folder \(quoted(store)) may be read by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 700 it")
+        if stat(folder, &info) == 0, info.st_mode & 0o077 != 0 {
+            report("warning: the state folder \(quoted(folder)) may be read by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 700 it")
         }
-        return try SQLiteStore(path: path ?? store + "/" + file, masterKey: masterKey)
+        var options = StoreOptions()
+        options.store = folder
+        return try SQLiteStore(path: path ?? folder + "/" + file, masterKey: options.masterKey)
     }
 
     /// The SDK over the store, with the configuration saved by `pay init`.

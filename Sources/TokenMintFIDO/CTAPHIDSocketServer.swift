@@ -1,0 +1,148 @@
+public import TokenMintCore
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A ``CTAPHIDDevice`` served on a UNIX-domain stream socket: each client
+/// connection is a host, exchanging raw 64-byte CTAPHID reports in both
+/// directions (no report ID). `tokenmint fido2 device --socket` runs one;
+/// CTAP clients reach it through a connection class of a few lines.
+///
+/// The socket file is created with mode 0600 (only its owner may talk to
+/// the authenticator) and removed when the server stops.
+public final class CTAPHIDSocketServer: @unchecked Sendable {
+    /// The socket's path.
+    public let path: String
+    private let device: CTAPHIDDevice
+    private let listener: Int32
+    private let lock = Lock()
+    private var connections: [Int: Int32] = [:]
+    private var queues: [Int: DispatchQueue] = [:]
+    private var nextHost = 1
+    private var stopped = false
+
+    /// Binds `path` (a stale socket file there is replaced; any other file
+    /// is an error) and serves `authenticator` once ``run()`` is called.
+    public init(path: String, authenticator: CTAP2Authenticator) throws(TokenMintError) {
+        guard path.utf8.count < 108 else { throw TokenMintError(.fido.transportError, "a UNIX socket path is under 108 bytes") }
+        var info = stat()
+        if lstat(path, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFSOCK else {
+                throw TokenMintError(.fido.transportError, "\(SafeText.escaped(path)) exists and is not a socket")
+            }
+            unlink(path)
+        }
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw TokenMintError(.fido.transportError, "socket() failed: errno \(errno)") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+        }
+        // The file is the device: mode 0600 from its creation.
+        let previous = umask(0o177)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        umask(previous)
+        guard bound == 0, listen(descriptor, 16) == 0 else {
+            let code = errno
+            close(descriptor)
+            throw TokenMintError(.fido.transportError, "cannot listen on \(SafeText.escaped(path)): errno \(code)")
+        }
+        self.path = path
+        self.listener = descriptor
+        var sendTo: (@Sendable (Int, [UInt8]) -> Void)?
+        let box = SendBox()
+        self.device = CTAPHIDDevice(authenticator: authenticator) { host, report in box.send?(host, report) }
+        sendTo = { [weak self] host, report in self?.write(report, to: host) }
+        box.send = sendTo
+    }
+
+    /// Holds the send function, set once the server exists.
+    private final class SendBox: @unchecked Sendable {
+        var send: (@Sendable (Int, [UInt8]) -> Void)?
+    }
+
+    /// Accepts connections until ``stop()``; each is read on its own thread.
+    public func run() {
+        let ticker = DispatchSource.makeTimerSource(queue: .global())
+        ticker.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
+        ticker.setEventHandler { [device] in device.tick() }
+        ticker.resume()
+        defer { ticker.cancel() }
+        while true {
+            let client = accept(listener, nil, nil)
+            if client < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            let host: Int? = lock.withLock {
+                guard !stopped else { return nil }
+                let host = nextHost
+                nextHost += 1
+                connections[host] = client
+                queues[host] = DispatchQueue(label: "tokenmint.ctaphid.host\(host)")
+                return host
+            }
+            guard let host else {
+                close(client)
+                break
+            }
+            let thread = Thread { [weak self] in self?.read(from: client, host: host) }
+            thread.start()
+        }
+    }
+
+    /// Stops accepting, closes every connection and removes the socket file.
+    public func stop() {
+        let open: [Int32] = lock.withLock {
+            guard !stopped else { return [] }
+            stopped = true
+            return Array(connections.values)
+        }
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        for client in open { shutdown(client, Int32(SHUT_RDWR)) }
+        unlink(path)
+    }
+
+    private func read(from client: Int32, host: Int) {
+        var report = [UInt8](repeating: 0, count: CTAPHID.reportSize)
+        reading: while true {
+            var filled = 0
+            while filled < report.count {
+                let count = report.withUnsafeMutableBytes { recv(client, $0.baseAddress! + filled, $0.count - filled, 0) }
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { break reading }
+                filled += count
+            }
+            device.receive(report, from: host)
+        }
+        device.disconnected(host)
+        let queue: DispatchQueue? = lock.withLock {
+            connections[host] = nil
+            return queues.removeValue(forKey: host)
+        }
+        // Writes already queued finish before the descriptor is closed.
+        queue?.async { close(client) }
+    }
+
+    private func write(_ report: [UInt8], to host: Int) {
+        let target: (Int32, DispatchQueue)? = lock.withLock {
+            guard let client = connections[host], let queue = queues[host] else { return nil }
+            return (client, queue)
+        }
+        guard let (client, queue) = target else { return }
+        queue.async {
+            var sent = 0
+            while sent < report.count {
+                let count = report.withUnsafeBytes { send(client, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { return }
+                sent += count
+            }
+        }
+    }
+}

@@ -1,0 +1,27 @@
+public import TokenMintCore
+
+extension TokenMintError.Code {
+    /// The codes `TokenMintFIDO` raises (domain `fido`).
+    public static var fido: FIDOCodes { FIDOCodes() }
+
+    /// The `fido` domain's codes, reached as `.fido.<name>`.
+    public struct FIDOCodes: Sendable {
+        /// A CTAP2 request or response is malformed (its number is the CTAP status).
+        public func ctap(_ status: CTAP2Status) -> TokenMintError.Code {
+            .init(domain: "fido", name: "ctap\(String(status.rawValue, radix: 16, uppercase: true))", number: Int(status.rawValue))
+        }
+        /// The key answered with a CTAP status other than success.
+        public var keyError: TokenMintError.Code { .init(domain: "fido", name: "keyError") }
+        /// A CTAPHID packet or message is malformed, or the device answered ERROR.
+        public var transportError: TokenMintError.Code { .init(domain: "fido", name: "transportError") }
+        /// The connection is closed, or a newer session replaced this one.
+        public var sessionClosed: TokenMintError.Code { .init(domain: "fido", name: "sessionClosed") }
+    }
+}
+
+extension TokenMintError {
+    /// A CTAP failure with `status` as its number.
+    static func ctap(_ status: CTAP2Status, _ reason: String) -> TokenMintError {
+        TokenMintError(.fido.ctap(status), reason)
+    }
+}
