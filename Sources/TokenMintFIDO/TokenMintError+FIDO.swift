@@ -6,12 +6,13 @@ extension TokenMintError.Code {
 
     /// The `fido` domain's codes, reached as `.fido.<name>`.
     public struct FIDOCodes: Sendable {
-        /// A CTAP2 request or response is malformed (its number is the CTAP status).
+        /// A CTAP2 request was refused with `status` (named after it, its
+        /// number the status byte): by this authenticator, or by a key.
         public func ctap(_ status: CTAP2Status) -> TokenMintError.Code {
-            .init(domain: "fido", name: "ctap\(String(status.rawValue, radix: 16, uppercase: true))", number: Int(status.rawValue))
+            .init(domain: "fido", name: "\(status)", number: Int(status.rawValue))
         }
-        /// The key answered with a CTAP status other than success.
-        public var keyError: TokenMintError.Code { .init(domain: "fido", name: "keyError") }
+        /// A key's response is malformed.
+        public var invalidResponse: TokenMintError.Code { .init(domain: "fido", name: "invalidResponse") }
         /// A CTAPHID packet or message is malformed, or the device answered ERROR.
         public var transportError: TokenMintError.Code { .init(domain: "fido", name: "transportError") }
         /// The connection is closed, or a newer session replaced this one.
