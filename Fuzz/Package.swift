@@ -19,6 +19,7 @@ let package = Package(
                 .product(name: "TokenMintJOSE", package: "TokenMint"),
                 .product(name: "TokenMintCBOR", package: "TokenMint"),
                 .product(name: "TokenMintWebAuthn", package: "TokenMint"),
+                .product(name: "TokenMintFIDO", package: "TokenMint"),
                 .product(name: "TokenMintPay", package: "TokenMint"),
                 .product(name: "TokenMintStore", package: "TokenMint"),
                 .product(name: "TokenMintAztec", package: "TokenMint"),

@@ -58,6 +58,9 @@ public final class CTAPHIDDevice: @unchecked Sendable {
         lock.withLock { handle(report, from: host) }
     }
 
+    /// Whether a CBOR command is running (its answer not sent yet).
+    public var isProcessing: Bool { lock.withLock { processing != nil } }
+
     /// Forgets `host`'s unfinished message (its connection closed).
     public func disconnected(_ host: Host) {
         lock.withLock {

@@ -97,15 +97,17 @@ public final class CTAPHIDSocketServer: @unchecked Sendable {
 
     /// Stops accepting, closes every connection and removes the socket file.
     public func stop() {
-        let open: [Int32] = lock.withLock {
-            guard !stopped else { return [] }
+        let open: [Int32]? = lock.withLock {
+            guard !stopped else { return nil }
             stopped = true
             return Array(connections.values)
         }
+        guard let open else { return }
+        // The file goes first: once the listener closes, run() returns and the process may end.
+        unlink(path)
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
         for client in open { shutdown(client, Int32(SHUT_RDWR)) }
-        unlink(path)
     }
 
     private func read(from client: Int32, host: Int) {

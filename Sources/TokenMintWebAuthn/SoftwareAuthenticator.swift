@@ -246,7 +246,7 @@ public actor SoftwareAuthenticator {
         let request = Request(operation: "makeCredential", rpID: rp.id, userName: user.name)
         try await checkExcludeList(excludeList, rpID: rp.id, request: request, verified: options.userVerification)
         let verified = try await confirmUser(request, userVerification: options.userVerification)
-        if options.residentKey { try checkResidentCapacity() }
+        if options.residentKey { try checkResidentCapacity(rpID: rp.id, userID: user.id) }
         let credentialID = SecureRandom.bytes(count: 32)
         let key = try makeKey(algorithm, credentialID: credentialID)
         let made = makeExtensions(options.extensions, rpID: rp.id, credentialID: credentialID)
@@ -337,33 +337,56 @@ public actor SoftwareAuthenticator {
     {
         guard let recordData = try? JSONEncoder().encode(record) else { throw TokenMintError(.webAuthn.other, "cannot encode the credential record") }
         let cap = Int64(maximumResidentCredentials)
-        try storeCall { tx in
+        let replaced = try storeCall { tx -> [[UInt8]] in
             if let seed { try tx.setSecret(SoftwareAuthenticator.name("key", credentialID), seed) }
             for (name, secret) in secrets { try tx.setSecret(name, secret) }
             try tx.setValue(SoftwareAuthenticator.name("meta", credentialID), Array(recordData))
             try tx.setCounter(SoftwareAuthenticator.name("count", credentialID), 0)
-            if record.resident { try SoftwareAuthenticator.addResident(credentialID, rpID: record.rpID, cap: cap, in: tx) }
+            guard record.resident else { return [] }
+            return try SoftwareAuthenticator.addResident(credentialID, rpID: record.rpID, userID: record.userID, cap: cap, in: tx)
+        }
+        for id in replaced {
+            records[id] = nil
+            signers[id] = nil
         }
     }
 
     /// Appends a resident credential to its RP's index and counts it, in the
-    /// caller's transaction; throws `keyStoreFull` when `cap` are kept already.
-    static func addResident(_ credentialID: [UInt8], rpID: String, cap: Int64, in tx: any StoreTransaction) throws {
-        let total = try tx.counter(SoftwareAuthenticator.residentCountName)
-        guard total < cap else { throw SoftwareAuthenticator.keyStoreFull(cap) }
+    /// caller's transaction, replacing the RP's resident credential for the
+    /// same user handle (CTAP 2.1 §6.1.2: one discoverable credential per
+    /// RP and user); throws `keyStoreFull` when `cap` are kept already.
+    /// Returns the IDs of the credentials it replaced, now deleted.
+    static func addResident(_ credentialID: [UInt8], rpID: String, userID: [UInt8], cap: Int64, in tx: any StoreTransaction) throws -> [[UInt8]] {
         let index = SoftwareAuthenticator.rpIndex(rpID)
         var ids = (try tx.value(index)).flatMap { try? JSONDecoder().decode([[UInt8]].self, from: Data($0)) } ?? []
+        var replaced: [[UInt8]] = []
+        for id in ids {
+            guard let data = try tx.value(name("meta", id)), let old = try? JSONDecoder().decode(Record.self, from: Data(data)),
+                old.userID == userID
+            else { continue }
+            for kind in ["meta", "key", "hmac", "lbk"] { try tx.remove(name(kind, id)) }
+            replaced.append(id)
+        }
+        ids.removeAll { replaced.contains($0) }
+        let total = max(0, try tx.counter(SoftwareAuthenticator.residentCountName) - Int64(replaced.count))
+        guard total < cap else { throw SoftwareAuthenticator.keyStoreFull(cap) }
         ids.append(credentialID)
         try tx.setValue(index, Array(try JSONEncoder().encode(ids)))
         try tx.setCounter(SoftwareAuthenticator.residentCountName, total + 1)
+        return replaced
     }
 
     /// Fails early, before a key is made or stored, when no resident
     /// credential may be added; the transaction that adds one checks again.
-    private func checkResidentCapacity() throws(TokenMintError) {
+    /// (A credential that will replace the user's old one always fits.)
+    private func checkResidentCapacity(rpID: String, userID: [UInt8]) throws(TokenMintError) {
         let cap = Int64(maximumResidentCredentials)
         let total = try storeCall { tx in try tx.counter(SoftwareAuthenticator.residentCountName) }
-        guard total < cap else { throw SoftwareAuthenticator.keyStoreFull(cap) }
+        guard total >= cap else { return }
+        let index = SoftwareAuthenticator.rpIndex(rpID)
+        let ids = try storeCall { tx in (try tx.value(index)).flatMap { try? JSONDecoder().decode([[UInt8]].self, from: Data($0)) } ?? [] }
+        for id in ids where (try? loadRecord(id))??.userID == userID { return }
+        throw SoftwareAuthenticator.keyStoreFull(cap)
     }
 
     /// The error for a resident credential beyond `cap`.

@@ -137,6 +137,27 @@ struct SoftwareAuthenticatorTests {
         await expectCTAP(0x02) { _ = try SoftwareAuthenticator(store: InMemoryStore(), maximumResidentCredentials: 0) }
     }
 
+    @Test("a resident credential for the same RP and user handle replaces the old one, even at the cap (CTAP 2.1 §6.1.2)")
+    func residentReplaced() async throws {
+        let session = try SoftwareAuthenticator(store: InMemoryStore(), maximumResidentCredentials: 2)
+        let old = try await Self.register(session, alg: .es256, resident: true, user: [1])
+        _ = try await Self.register(session, alg: .es256, resident: true, user: [2])
+        // At the cap, the same user's new credential still fits: it takes the old one's place.
+        let new = try await Self.register(session, alg: .edDSA, resident: true, user: [1])
+        let hash = [UInt8](repeating: 4, count: 32)
+        let first = try await session.getAssertion(clientDataHash: hash, rpID: Self.rp)
+        #expect(first.numberOfCredentials == 2)
+        #expect(first.credentialID == new.credentialID && first.userHandle == [1])
+        let second = try await session.getNextAssertion()
+        #expect(second.userHandle == [2])
+        await expectCTAP(0x2E) { _ = try await session.getAssertion(clientDataHash: hash, rpID: Self.rp, allowList: [old.credentialID]) }
+        // Another RP's credential for the same user handle is another credential.
+        _ = try await session.makeCredential(clientDataHash: hash, rp: ("other.example", nil), user: ([1], "a", nil), pubKeyCredParams: [.es256],
+                                             options: .init(residentKey: false))
+        let still = try await session.getAssertion(clientDataHash: hash, rpID: Self.rp, allowList: [new.credentialID])
+        #expect(still.credentialID == new.credentialID)
+    }
+
     @Test("signCount is durable across sessions on the same store and never decreases; 'always 0' policy")
     func durableCounter() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("fido2-\(UUID().uuidString)").path

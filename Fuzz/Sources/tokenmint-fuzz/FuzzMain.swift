@@ -30,6 +30,8 @@ let allTargets: [FuzzTarget] = [
     FuzzTarget(name: "client-data", run: fuzzClientData),
     FuzzTarget(name: "webauthn-registration", run: fuzzRegistration),
     FuzzTarget(name: "webauthn-assertion", run: fuzzAssertion),
+    FuzzTarget(name: "ctap2-command", run: fuzzCTAP2Command),
+    FuzzTarget(name: "ctaphid", run: fuzzCTAPHID),
     FuzzTarget(name: "pay-tokens", run: fuzzPayTokens),
     FuzzTarget(name: "aztec", run: fuzzAztec),
 ]
