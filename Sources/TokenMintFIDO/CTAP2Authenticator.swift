@@ -3,7 +3,7 @@ import TokenMintCrypto
 import TokenMintCBOR
 public import TokenMintWebAuthn
 
-/// A ``SoftwareAuthenticator`` answering CTAP2 commands (CTAP 2.1 §6):
+/// A `SoftwareAuthenticator` (TokenMintWebAuthn) answering CTAP2 commands (CTAP 2.1 §6):
 /// each request is a command byte and a canonical CBOR map with integer
 /// keys, each response a status byte and, on success, a CBOR map.
 ///

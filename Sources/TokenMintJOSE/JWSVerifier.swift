@@ -23,7 +23,7 @@ public struct JWSVerifier: Sendable {
         public let roots: [X509Certificate]
         /// The time (Unix seconds) every certificate must be valid at; nil for now.
         public let time: Int64?
-        /// False only for ``JWSVerifier/init(unanchoredCertificatesWith:)``,
+        /// False only for the package-internal verifier without anchors,
         /// whose caller anchors the chain itself.
         let anchored: Bool
         /// The longest `x5c` accepted.
