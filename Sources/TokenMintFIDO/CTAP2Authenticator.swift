@@ -31,6 +31,8 @@ public struct CTAP2Authenticator: Sendable {
         guard let first = request.first else { return [CTAP2Status.invalidLength.rawValue] }
         guard request.count <= Self.maximumMessageSize else { return [CTAP2Status.requestTooLarge.rawValue] }
         guard let command = CTAP2Command(rawValue: first) else { return [CTAP2Status.invalidCommand.rawValue] }
+        // CTAP 2.1 §6.3: any other command ends a getNextAssertion sequence.
+        if command != .getNextAssertion { await authenticator.discardPendingAssertions() }
         do {
             let parameters = try CTAPParameters(request.dropFirst())
             let answer: CBOR?
@@ -40,9 +42,13 @@ public struct CTAP2Authenticator: Sendable {
             case .getAssertion: answer = try await getAssertion(parameters)
             case .getNextAssertion: answer = try await assertion(try await authenticator.getNextAssertion(), first: false)
             case .reset:
+                // §6.6: only with the user's presence.
+                try await authenticator.confirmUserPresence(for: "reset")
                 try await authenticator.reset()
                 answer = nil
-            case .selection: answer = nil
+            case .selection:
+                try await authenticator.confirmUserPresence(for: "selection")
+                answer = nil
             case .clientPIN, .credentialManagement: return [CTAP2Status.invalidCommand.rawValue]
             }
             return [CTAP2Status.ok.rawValue] + (answer.map { CBOREncoder.encode($0) } ?? [])

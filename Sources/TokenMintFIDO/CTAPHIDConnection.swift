@@ -80,8 +80,11 @@ public final class CTAPHIDConnection: FIDOConnection, @unchecked Sendable {
         }
         sessions.close()
         if wasOpen {
+            // Shut down now (a read or write under way ends); closed on the
+            // request queue, after it, so no request touches a reused descriptor.
             shutdown(descriptor, Int32(SHUT_RDWR))
-            Glibc.close(descriptor)
+            let descriptor = self.descriptor
+            queue.async { _ = Glibc.close(descriptor) }
         }
     }
 
@@ -102,6 +105,7 @@ public final class CTAPHIDConnection: FIDOConnection, @unchecked Sendable {
         guard !lock.withLock({ closed }) else { throw TokenMintError(.fido.sessionClosed, "the connection is closed") }
         for report in CTAPHID.packets(channel: channel, command: command, data: data) { try write(report) }
         let deadline = ContinuousClock.now + Self.responseTimeout
+        var busyRetries = 0
         while true {
             let first = try read(until: deadline)
             guard CTAPHID.channel(first) == channel, first[4] & 0x80 != 0 else { continue }
@@ -118,6 +122,13 @@ public final class CTAPHIDConnection: FIDOConnection, @unchecked Sendable {
                 sequence &+= 1
             }
             if first[4] == CTAPHID.Command.error.rawValue {
+                // The device is busy with another channel: send again shortly, for up to 2 s.
+                if message.first == CTAPHID.ErrorCode.channelBusy.rawValue, busyRetries < 100 {
+                    busyRetries += 1
+                    usleep(20_000)
+                    for report in CTAPHID.packets(channel: channel, command: command, data: data) { try write(report) }
+                    continue
+                }
                 let code = message.first.flatMap(CTAPHID.ErrorCode.init(rawValue:)).map { "\($0)" } ?? "unknown"
                 throw TokenMintError(.fido.transportError, "the key answered CTAPHID ERROR \(code)")
             }

@@ -53,16 +53,14 @@ public final class CTAPHIDSocketServer: @unchecked Sendable {
         }
         self.path = path
         self.listener = descriptor
-        var sendTo: (@Sendable (Int, [UInt8]) -> Void)?
         let box = SendBox()
-        self.device = CTAPHIDDevice(authenticator: authenticator) { host, report in box.send?(host, report) }
-        sendTo = { [weak self] host, report in self?.write(report, to: host) }
-        box.send = sendTo
+        self.device = CTAPHIDDevice(authenticator: authenticator) { host, report in box.server?.write(report, to: host) }
+        box.server = self
     }
 
-    /// Holds the send function, set once the server exists.
+    /// The server the device's replies go to, set once it exists (weakly: the server owns the device).
     private final class SendBox: @unchecked Sendable {
-        var send: (@Sendable (Int, [UInt8]) -> Void)?
+        weak var server: CTAPHIDSocketServer?
     }
 
     /// Accepts connections until ``stop()``; each is read on its own thread.
@@ -75,8 +73,11 @@ public final class CTAPHIDSocketServer: @unchecked Sendable {
         while true {
             let client = accept(listener, nil, nil)
             if client < 0 {
-                if errno == EINTR { continue }
-                break
+                let code = errno
+                if lock.withLock({ stopped }) { break }
+                // A failed accept (an aborted connection, no descriptor left) is not the end of the device.
+                if code != EINTR, code != ECONNABORTED { usleep(100_000) }
+                continue
             }
             let host: Int? = lock.withLock {
                 guard !stopped else { return nil }
@@ -123,27 +124,26 @@ public final class CTAPHIDSocketServer: @unchecked Sendable {
             device.receive(report, from: host)
         }
         device.disconnected(host)
-        let queue: DispatchQueue? = lock.withLock {
+        lock.withLock {
             connections[host] = nil
-            return queues.removeValue(forKey: host)
+            // Writes already queued finish before the descriptor is closed.
+            queues.removeValue(forKey: host)?.async { close(client) }
         }
-        // Writes already queued finish before the descriptor is closed.
-        queue?.async { close(client) }
     }
 
     private func write(_ report: [UInt8], to host: Int) {
-        let target: (Int32, DispatchQueue)? = lock.withLock {
-            guard let client = connections[host], let queue = queues[host] else { return nil }
-            return (client, queue)
-        }
-        guard let (client, queue) = target else { return }
-        queue.async {
-            var sent = 0
-            while sent < report.count {
-                let count = report.withUnsafeBytes { send(client, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { return }
-                sent += count
+        // Queued under the lock: the reader's close is queued after it on the
+        // same queue, so this write never reaches a descriptor number reused by another host.
+        lock.withLock {
+            guard let client = connections[host], let queue = queues[host] else { return }
+            queue.async {
+                var sent = 0
+                while sent < report.count {
+                    let count = report.withUnsafeBytes { send(client, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+                    if count < 0, errno == EINTR { continue }
+                    guard count > 0 else { return }
+                    sent += count
+                }
             }
         }
     }

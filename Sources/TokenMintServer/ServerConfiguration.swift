@@ -100,7 +100,8 @@ public struct ServerConfiguration: Sendable {
             }
         }
         for related in relatedOrigins {
-            let host = related.hasPrefix("https://") ? related.dropFirst(8) : related.hasPrefix("http://localhost") ? related.dropFirst(7) : ""
+            let localhost = related == "http://localhost" || related.hasPrefix("http://localhost:")
+            let host = related.hasPrefix("https://") ? related.dropFirst(8) : localhost ? related.dropFirst(7) : ""
             guard !host.isEmpty, !host.contains("/"), related.utf8.count <= 512,
                 related.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }), !related.contains("#"), !related.contains("?")
             else { throw TokenMintError(.server.invalidConfiguration, "--related-origin is an https origin without a path: \(SafeText.escaped(related.prefix(128)))") }

@@ -48,7 +48,13 @@ public struct RelatedOrigins: Sendable, Hashable {
     /// The host of an `https://host[:port]` origin (or `http://localhost[:port]`), lowercased.
     static func host(_ origin: String) -> String? {
         let rest: Substring
-        if origin.hasPrefix("https://") { rest = origin.dropFirst(8) } else if origin.hasPrefix("http://localhost") { rest = origin.dropFirst(7) } else {
+        var plain = false
+        if origin.hasPrefix("https://") {
+            rest = origin.dropFirst(8)
+        } else if origin.hasPrefix("http://") {
+            rest = origin.dropFirst(7)
+            plain = true
+        } else {
             return nil
         }
         guard !rest.isEmpty, !rest.contains("/"), !rest.contains("@"), !rest.contains("?"), !rest.contains("#"),
@@ -62,6 +68,8 @@ public struct RelatedOrigins: Sendable, Hashable {
             host = rest[..<colon]
         }
         guard !host.isEmpty, !host.hasPrefix("."), !host.contains("[") else { return nil }
+        // Plain http only for localhost itself (not localhost.example).
+        guard !plain || host.lowercased() == "localhost" else { return nil }
         return host.lowercased()
     }
 }

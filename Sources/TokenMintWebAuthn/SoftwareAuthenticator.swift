@@ -18,7 +18,7 @@ import Foundation
 public actor SoftwareAuthenticator {
     /// What the host is asked to confirm.
     public struct Request: Sendable {
-        /// "makeCredential" or "getAssertion".
+        /// "makeCredential", "getAssertion", "reset" or "selection".
         public let operation: String
         /// The RP ID.
         public let rpID: String
@@ -244,8 +244,10 @@ public actor SoftwareAuthenticator {
                                            pubKeyCredParams: pubKeyCredParams, options: options)
         try checkExtensions(options.extensions, residentKey: options.residentKey)
         let request = Request(operation: "makeCredential", rpID: rp.id, userName: user.name)
-        try await checkExcludeList(excludeList, rpID: rp.id, request: request, verified: options.userVerification)
-        let verified = try await confirmUser(request, userVerification: options.userVerification)
+        // CTAP 2.1 §6.1.2: user verification first; the exclude list is read with its outcome, then presence.
+        let verified = try await verify(request, asked: options.userVerification)
+        try await checkExcludeList(excludeList, rpID: rp.id, request: request, verified: verified)
+        guard await confirmPresence(request) else { throw TokenMintError(.webAuthn.operationDenied, "the user did not confirm presence") }
         if options.residentKey { try checkResidentCapacity(rpID: rp.id, userID: user.id) }
         let credentialID = SecureRandom.bytes(count: 32)
         let key = try makeKey(algorithm, credentialID: credentialID)
@@ -303,10 +305,9 @@ public actor SoftwareAuthenticator {
         }
     }
 
-    /// Asks for presence, then for verification when requested; returns whether the user was verified.
-    private func confirmUser(_ request: Request, userVerification: Bool) async throws(TokenMintError) -> Bool {
-        guard await confirmPresence(request) else { throw TokenMintError(.webAuthn.operationDenied, "the user did not confirm presence") }
-        guard userVerification else { return false }
+    /// Verifies the user when asked; returns whether the user was verified.
+    private func verify(_ request: Request, asked: Bool) async throws(TokenMintError) -> Bool {
+        guard asked else { return false }
         guard await verifyUser(request) else { throw TokenMintError(.webAuthn.operationDenied, "user verification failed") }
         return true
     }
@@ -455,41 +456,59 @@ public actor SoftwareAuthenticator {
         if options.userVerification && !supportsUserVerification {
             throw TokenMintError(.webAuthn.unsupportedOption, "this authenticator has no user verification")
         }
+        // A new getAssertion ends the last one's getNextAssertion, whatever happens to it.
+        pending = []
+        let request = Request(operation: "getAssertion", rpID: rpID, userName: nil)
+        // CTAP 2.1 §6.2.2: user verification before the credentials are looked up, so that
+        // credProtect filters on what was verified, not on what was asked.
+        let verified = try await verify(request, asked: options.userVerification)
         // credProtect: a credential that needs UV, or an allow list without UV, is not a candidate.
         var candidates: [[UInt8]] = []
         if allowList.isEmpty {
             let index = SoftwareAuthenticator.rpIndex(rpID)
             let ids = try storeCall { tx in (try tx.value(index)).flatMap { try? JSONDecoder().decode([[UInt8]].self, from: Data($0)) } ?? [] }
             for id in ids.reversed() {
-                if let record = try loadRecord(id), SoftwareAuthenticator.usable(record, verified: options.userVerification, discoverable: true) {
+                if let record = try loadRecord(id), SoftwareAuthenticator.usable(record, verified: verified, discoverable: true) {
                     candidates.append(id)
                 }
             }
         } else {
             for id in allowList where id.count <= 1023 {
                 if let record = try loadRecord(id), record.rpID == rpID,
-                    SoftwareAuthenticator.usable(record, verified: options.userVerification, discoverable: false)
+                    SoftwareAuthenticator.usable(record, verified: verified, discoverable: false)
                 {
                     candidates.append(id)
                 }
             }
         }
         guard !candidates.isEmpty else { throw TokenMintError(.webAuthn.noCredentials, "no credential for \(rpID)") }
-        let request = Request(operation: "getAssertion", rpID: rpID, userName: nil)
-        var flags: AuthenticatorData.Flags = []
+        var flags: AuthenticatorData.Flags = verified ? [.userVerified] : []
         if options.userPresence {
             guard await confirmPresence(request) else { throw TokenMintError(.webAuthn.operationDenied, "the user did not confirm presence") }
             flags.insert(.userPresent)
         }
-        if options.userVerification {
-            guard await verifyUser(request) else { throw TokenMintError(.webAuthn.operationDenied, "user verification failed") }
-            flags.insert(.userVerified)
-        }
         pending = candidates.dropFirst().map { (id: $0, hash: clientDataHash) }
+        pendingDeadline = ContinuousClock.now + SoftwareAuthenticator.nextAssertionWindow
         pendingRP = rpID
         lastExtensions = options.extensions
         return try await assert(candidates[0], clientDataHash: clientDataHash, rpID: rpID, flags: flags, count: candidates.count,
                                 discoverable: allowList.isEmpty)
+    }
+
+    /// How long getNextAssertion may follow its getAssertion (CTAP 2.1 §6.3: 30 s).
+    public static let nextAssertionWindow: Duration = .seconds(30)
+    private var pendingDeadline = ContinuousClock.now
+
+    /// Ends the last getAssertion's getNextAssertion sequence: CTAP 2.1
+    /// §6.3 discards it when any other command arrives.
+    public func discardPendingAssertions() { pending = [] }
+
+    /// Asks for the user's presence, as authenticatorReset and
+    /// authenticatorSelection do; throws `operationDenied` when refused.
+    public func confirmUserPresence(for operation: String) async throws(TokenMintError) {
+        guard await confirmPresence(Request(operation: operation, rpID: "", userName: nil)) else {
+            throw TokenMintError(.webAuthn.operationDenied, "the user did not confirm presence")
+        }
     }
 
     var lastFlags: AuthenticatorData.Flags = [.userPresent]
@@ -498,6 +517,7 @@ public actor SoftwareAuthenticator {
 
     /// getNextAssertion: the next resident credential of the last getAssertion.
     public func getNextAssertion() async throws(TokenMintError) -> GetAssertionResponse {
+        if ContinuousClock.now > pendingDeadline { pending = [] }
         guard !pending.isEmpty else { throw TokenMintError(.webAuthn.notAllowed, "no getAssertion is pending") }
         let next = pending.removeFirst()
         return try await assert(next.id, clientDataHash: next.hash, rpID: pendingRP, flags: lastFlags, count: 0, discoverable: lastDiscoverable)

@@ -63,6 +63,18 @@ struct CTAPTests {
         #expect(next[.unsigned(4)]?[.text("id")]?.bytesValue == [1])
         #expect(next[.unsigned(5)] == nil)
         #expect(await ctap.respond(to: [CTAP2Command.getNextAssertion.rawValue]) == [CTAP2Status.notAllowed.rawValue])
+        // Any other command ends a getNextAssertion sequence (CTAP 2.1 §6.3), and so does a failed getAssertion.
+        _ = try Self.response(await ctap.respond(to: Self.request(.getAssertion, [
+            (0x01, .text("example.org")), (0x02, .bytes([UInt8](repeating: 9, count: 32))),
+        ])))
+        _ = try Self.response(await ctap.respond(to: [CTAP2Command.getInfo.rawValue]))
+        #expect(await ctap.respond(to: [CTAP2Command.getNextAssertion.rawValue]) == [CTAP2Status.notAllowed.rawValue])
+        _ = try Self.response(await ctap.respond(to: Self.request(.getAssertion, [
+            (0x01, .text("example.org")), (0x02, .bytes([UInt8](repeating: 9, count: 32))),
+        ])))
+        #expect(await ctap.respond(to: Self.request(.getAssertion, [(0x01, .text("nowhere.example")), (0x02, .bytes([UInt8](repeating: 9, count: 32)))]))
+                == [CTAP2Status.noCredentials.rawValue])
+        #expect(await ctap.respond(to: [CTAP2Command.getNextAssertion.rawValue]) == [CTAP2Status.notAllowed.rawValue])
         // credBlob and largeBlobKey over CTAP.
         let blob = try Self.response(await ctap.respond(to: Self.makeCredential(extensions: [("credBlob", .bytes([5, 6])), ("largeBlobKey", .bool(true))])))
         #expect(blob[.unsigned(5)]?.bytesValue?.count == 32)

@@ -315,7 +315,8 @@ struct PasskeyRouteTests {
             #expect(none.status == .notFound)
             #expect(try ServerRouteTests.json(none)["error"]?.stringValue == "notFound")
         }
-        for (related, hints) in [(["https://a.test/path"], [String]()), (["ftp://a.test"], []), (["https://a.test#x"], []), ([], ["usb"])] {
+        for (related, hints) in [(["https://a.test/path"], [String]()), (["ftp://a.test"], []), (["https://a.test#x"], []), ([], ["usb"]),
+                                 (["http://localhost.evil.example"], [])] {
             var configuration = ServerConfiguration(stateDirectory: "/nonexistent")
             configuration.relatedOrigins = related
             configuration.hints = hints

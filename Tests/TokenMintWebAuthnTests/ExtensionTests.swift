@@ -108,6 +108,13 @@ struct ExtensionTests {
         _ = try await Self.register(session, .init(), excludeList: [three.credentialID])
         await expectCTAP(0x19) { _ = try await Self.register(session, .init(), uv: true, excludeList: [three.credentialID]) }
 
+        // UV is done before credentials are looked up: a failed UV is operationDenied whether or not
+        // a protected credential exists (no oracle), and exclusion needs UV that succeeded.
+        let refusing = try SoftwareAuthenticator(store: InMemoryStore(), supportsUserVerification: true, verifyUser: { _ in false })
+        await expectCTAP(0x27) { _ = try await refusing.getAssertion(clientDataHash: [UInt8](repeating: 1, count: 32), rpID: Self.rp,
+                                                                    options: .init(userVerification: true)) }
+        await expectCTAP(0x27) { _ = try await Self.register(refusing, .init(), uv: true) }
+
         // Level 1 (the default) is not reported.
         let (_, one) = try await Self.register(session, .init(credProtect: .userVerificationOptional))
         #expect(one.extensionOutputs.credProtect == .userVerificationOptional)

@@ -51,7 +51,7 @@ struct RelatedOriginsTests {
         // A further origin of a label already counted is fine.
         _ = try RelatedOrigins(five + ["https://www.example.uk"], publicSuffixes: psl)
         _ = try RelatedOrigins(["http://localhost:8080"], publicSuffixes: psl)
-        for bad in ["http://example.com", "https://example.com/", "https://co.uk", "https://a.com:0", "https://a.com:99999", "https://user@a.com",
+        for bad in ["http://example.com", "http://localhost.evil.example", "http://localhost.evil.example:80", "https://example.com/", "https://co.uk", "https://a.com:0", "https://a.com:99999", "https://user@a.com",
                     "https://a.com?x", "ftp://a.com", "https://", "https://[::1]"] {
             #expect(throws: TokenMintError.self, "\(bad)") { try RelatedOrigins([bad], publicSuffixes: psl) }
         }
