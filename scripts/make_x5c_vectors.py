@@ -16,21 +16,15 @@ import datetime
 import json
 
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from cryptography.x509.oid import NameOID
 
+from make_mds_vectors import b64url, der
+
 NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
 YEAR = datetime.timedelta(days=365)
-
-
-def b64url(data):
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def der(cert):
-    return cert.public_bytes(serialization.Encoding.DER)
 
 
 def name(common):

@@ -60,8 +60,7 @@ public struct CTAP2Authenticator: Sendable {
     /// authenticatorGetInfo's map.
     func info() async -> CBOR {
         let info = await authenticator.getInfo()
-        var options: [CBORMapEntry] = []
-        for name in info.options.keys.sorted() { options.append(.init(key: .text(name), value: .bool(info.options[name] ?? false))) }
+        let options = info.options.map { CBORMapEntry(key: .text($0.key), value: .bool($0.value)) }  // the encoder orders them
         return CTAPParameters.map([
             (0x01, .array(info.versions.map { .text($0) })),
             (0x02, .array(Self.extensions.map { .text($0) })),

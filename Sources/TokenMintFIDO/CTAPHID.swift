@@ -60,7 +60,7 @@ public enum CTAPHID {
 
     /// The reports of one message on `channel`.
     public static func packets(channel: UInt32, command: UInt8, data: [UInt8]) -> [[UInt8]] {
-        let cid = [UInt8(channel >> 24), UInt8(channel >> 16 & 0xFF), UInt8(channel >> 8 & 0xFF), UInt8(channel & 0xFF)]
+        let cid = bytes(of: channel)
         var first = cid + [command, UInt8(data.count >> 8 & 0xFF), UInt8(data.count & 0xFF)]
         first += data.prefix(57)
         var reports = [pad(first)]
@@ -77,8 +77,13 @@ public enum CTAPHID {
 
     static func pad(_ bytes: [UInt8]) -> [UInt8] { bytes + [UInt8](repeating: 0, count: max(0, reportSize - bytes.count)) }
 
-    /// The channel ID of a report.
-    static func channel(_ report: [UInt8]) -> UInt32 {
-        UInt32(report[0]) << 24 | UInt32(report[1]) << 16 | UInt32(report[2]) << 8 | UInt32(report[3])
+    /// The channel ID at `offset` of `bytes` (a report's first four bytes, or INIT's answer's).
+    static func channel(_ bytes: [UInt8], at offset: Int = 0) -> UInt32 {
+        UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
+    }
+
+    /// A channel ID as its four big-endian bytes.
+    static func bytes(of channel: UInt32) -> [UInt8] {
+        [UInt8(channel >> 24), UInt8(channel >> 16 & 0xFF), UInt8(channel >> 8 & 0xFF), UInt8(channel & 0xFF)]
     }
 }

@@ -25,22 +25,7 @@ public final class CTAPHIDConnection: FIDOConnection, @unchecked Sendable {
 
     /// Connects to the socket at `socketPath` and allocates a channel.
     public convenience init(socketPath: String) async throws(TokenMintError) {
-        guard socketPath.utf8.count < 108 else { throw TokenMintError(.fido.transportError, "a UNIX socket path is under 108 bytes") }
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw TokenMintError(.fido.transportError, "socket() failed: errno \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in socketPath.utf8.enumerated() { raw[index] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard connected == 0 else {
-            let code = errno
-            Glibc.close(descriptor)
-            throw TokenMintError(.fido.transportError, "cannot connect to \(SafeText.escaped(socketPath)): errno \(code)")
-        }
+        let descriptor = try UnixSocket.open(socketPath, "connect to") { connect($0, $1, $2) }
         try await self.init(descriptor: descriptor)
     }
 
@@ -52,7 +37,7 @@ public final class CTAPHIDConnection: FIDOConnection, @unchecked Sendable {
         let answer = try await transact(channel: CTAPHID.broadcastChannel, command: CTAPHID.Command.initialize.rawValue, data: nonce) { data in
             data.count >= 17 && Array(data[0..<8]) == nonce
         }
-        channel = UInt32(answer[8]) << 24 | UInt32(answer[9]) << 16 | UInt32(answer[10]) << 8 | UInt32(answer[11])
+        channel = CTAPHID.channel(answer, at: 8)
         guard channel != 0, channel != CTAPHID.broadcastChannel else {
             close()
             throw TokenMintError(.fido.transportError, "the key allocated an invalid channel")

@@ -182,8 +182,7 @@ public final class CTAPHIDDevice: @unchecked Sendable {
             if channels.count > Self.maximumChannels { channels.removeFirst() }
         }
         let nonce = Array(report[7..<15])
-        let cid = [UInt8(allocated >> 24), UInt8(allocated >> 16 & 0xFF), UInt8(allocated >> 8 & 0xFF), UInt8(allocated & 0xFF)]
-        reply(channel, CTAPHID.Command.initialize.rawValue, nonce + cid + [2, 1, 0, 0, CTAPHID.capabilities], to: host)
+        reply(channel, CTAPHID.Command.initialize.rawValue, nonce + CTAPHID.bytes(of: allocated) + [2, 1, 0, 0, CTAPHID.capabilities], to: host)
     }
 
     private func complete(channel: UInt32, command: UInt8, data: [UInt8], from host: Host) {

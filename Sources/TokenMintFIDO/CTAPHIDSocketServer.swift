@@ -25,7 +25,6 @@ public final class CTAPHIDSocketServer: @unchecked Sendable {
     /// Binds `path` (a stale socket file there is replaced; any other file
     /// is an error) and serves `authenticator` once ``run()`` is called.
     public init(path: String, authenticator: CTAP2Authenticator) throws(TokenMintError) {
-        guard path.utf8.count < 108 else { throw TokenMintError(.fido.transportError, "a UNIX socket path is under 108 bytes") }
         var info = stat()
         if lstat(path, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFSOCK else {
@@ -33,20 +32,11 @@ public final class CTAPHIDSocketServer: @unchecked Sendable {
             }
             unlink(path)
         }
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw TokenMintError(.fido.transportError, "socket() failed: errno \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
         // The file is the device: mode 0600 from its creation.
         let previous = umask(0o177)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        umask(previous)
-        guard bound == 0, listen(descriptor, 16) == 0 else {
+        defer { umask(previous) }
+        let descriptor = try UnixSocket.open(path, "bind") { bind($0, $1, $2) }
+        guard listen(descriptor, 16) == 0 else {
             let code = errno
             close(descriptor)
             throw TokenMintError(.fido.transportError, "cannot listen on \(SafeText.escaped(path)): errno \(code)")

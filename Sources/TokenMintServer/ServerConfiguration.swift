@@ -1,4 +1,5 @@
 public import TokenMintCore
+import TokenMintWebAuthn
 
 /// What `tokenmint serve` is told on its command line.
 public struct ServerConfiguration: Sendable {
@@ -100,11 +101,7 @@ public struct ServerConfiguration: Sendable {
             }
         }
         for related in relatedOrigins {
-            let localhost = related == "http://localhost" || related.hasPrefix("http://localhost:")
-            let host = related.hasPrefix("https://") ? related.dropFirst(8) : localhost ? related.dropFirst(7) : ""
-            guard !host.isEmpty, !host.contains("/"), related.utf8.count <= 512,
-                related.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }), !related.contains("#"), !related.contains("?")
-            else { throw TokenMintError(.server.invalidConfiguration, "--related-origin is an https origin without a path: \(SafeText.escaped(related.prefix(128)))") }
+            guard related.utf8.count <= 512, RelatedOrigins.host(ofOrigin: related) != nil else { throw TokenMintError(.server.invalidConfiguration, "--related-origin is an https origin without a path: \(SafeText.escaped(related.prefix(128)))") }
         }
         guard relatedOrigins.count <= 64 else { throw TokenMintError(.server.invalidConfiguration, "at most 64 related origins") }
         for hint in hints where !["security-key", "client-device", "hybrid"].contains(hint) {

@@ -27,7 +27,7 @@ public struct RelatedOrigins: Sendable, Hashable {
     {
         var labels: [String] = []
         for origin in origins {
-            guard let host = Self.host(origin) else {
+            guard let host = Self.host(ofOrigin: origin) else {
                 throw TokenMintError(.webAuthn.invalidParameter, "\(SafeText.escaped(origin.prefix(128))) is not an https origin")
             }
             guard let label = host == "localhost" ? "localhost" : publicSuffixes.registrableLabel(host) else {
@@ -45,8 +45,9 @@ public struct RelatedOrigins: Sendable, Hashable {
         self.labels = labels
     }
 
-    /// The host of an `https://host[:port]` origin (or `http://localhost[:port]`), lowercased.
-    static func host(_ origin: String) -> String? {
+    /// The host of an `https://host[:port]` origin (or `http://localhost[:port]`),
+    /// lowercased; nil for anything else (a path, a query, user info, a bad port).
+    public static func host(ofOrigin origin: String) -> String? {
         let rest: Substring
         var plain = false
         if origin.hasPrefix("https://") {

@@ -20,7 +20,7 @@ struct FIDO2Command: AsyncParsableCommand {
         @Option(help: "The state folder (created with mode 0700).") var state: String
 
         func run() throws {
-            let authenticator = try FIDO2Session.authenticator(state: state)
+            let authenticator = try SoftwareAuthenticator(store: try StoreOptions.open(folder: state, "fido2.sqlite"), supportsUserVerification: true)
             let server = try CTAPHIDSocketServer(path: socket, authenticator: CTAP2Authenticator(authenticator))
             var sources: [any DispatchSourceSignal] = []
             for number in [SIGTERM, SIGINT] {
@@ -37,13 +37,6 @@ struct FIDO2Command: AsyncParsableCommand {
         }
     }
 
-    /// The authenticator the device command serves.
-    enum FIDO2Session {
-        static func authenticator(state: String) throws -> SoftwareAuthenticator {
-            let store = try StoreOptions.open(folder: state, "fido2.sqlite")
-            return try SoftwareAuthenticator(store: store, supportsUserVerification: true)
-        }
-    }
 
     struct Common: ParsableArguments {
         @OptionGroup var store: StoreOptions

@@ -225,6 +225,12 @@ class RawHost:
     def close(self):
         self.conn.close()
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        self.close()
+
     def send(self, cid, body):
         self.conn.write_packet((struct.pack(">I", cid) + body).ljust(REPORT, b"\0"))
 
@@ -883,11 +889,8 @@ def alive(ctx):
 
 
 def raw_check(ctx, fn):
-    host = RawHost(ctx.device.socket_path)
-    try:
+    with RawHost(ctx.device.socket_path) as host:
         fn(ctx, host)
-    finally:
-        host.close()
     try:
         alive(ctx)
     except (Fail, CtapError, OSError, ConnectionFailure) as e:
@@ -944,8 +947,7 @@ def r_bad_channel(ctx, host):
 
 
 def r_busy(ctx, host_a):
-    host_b = RawHost(ctx.device.socket_path)
-    try:
+    with RawHost(ctx.device.socket_path) as host_b:
         cid_a, _ = host_a.init()
         cid_b, _ = host_b.init()
         payload = os.urandom(200)
@@ -960,8 +962,6 @@ def r_busy(ctx, host_a):
             rest, seq = rest[59:], seq + 1
         host_a.expect_ping(cid_a, payload)
         host_b.ping(cid_b, b"busy")
-    finally:
-        host_b.close()
 
 
 def r_stray(ctx, host):
@@ -974,8 +974,7 @@ def r_stray(ctx, host):
 
 
 def r_timeout(ctx, host_a):
-    host_b = RawHost(ctx.device.socket_path)
-    try:
+    with RawHost(ctx.device.socket_path) as host_b:
         cid_a, _ = host_a.init()
         cid_b, _ = host_b.init()
         host_a.send_init(cid_a, CTAPHID.PING, 100, b"y" * 57)  # never finished
@@ -984,8 +983,6 @@ def r_timeout(ctx, host_a):
         waited = time.monotonic() - started
         host_b.ping(cid_b)
         print(f"      (ERR_MSG_TIMEOUT after {waited:.2f} s)")
-    finally:
-        host_b.close()
 
 
 def r_disconnect(ctx, host_b):
