@@ -78,6 +78,16 @@ public struct HashFunction: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The digest of a secret, into zeroing memory (a key derived by
+    /// hashing never passes through ordinary memory).
+    public func secretHash(_ secret: SecureBytes) -> SecureBytes {
+        secret.withUnsafeBytes { input in
+            SecureBytes(count: digestSize) { (out: UnsafeMutableRawBufferPointer) in
+                _ = handle.digest(input, into: out.bindMemory(to: UInt8.self))
+            }
+        }
+    }
+
     /// The standard name.
     public var description: String { name }
 

@@ -7,23 +7,35 @@ public import TokenMintWebAuthn
 /// each request is a command byte and a canonical CBOR map with integer
 /// keys, each response a status byte and, on success, a CBOR map.
 ///
-/// Served here: authenticatorGetInfo, MakeCredential, GetAssertion,
-/// GetNextAssertion, Reset and Selection, with the credProtect, credBlob,
-/// largeBlobKey and minPinLength extensions. The user is present and
-/// verified when the authenticator's callbacks say so (built-in user
-/// verification: getInfo's `uv` option). ClientPIN, CredentialManagement
-/// and hmac-secret over CTAP are not served yet: getInfo does not list them
-/// and their commands answer CTAP1_ERR_INVALID_COMMAND.
+/// Served: authenticatorGetInfo, MakeCredential, GetAssertion,
+/// GetNextAssertion, ClientPIN (PIN/UV auth protocols 1 and 2),
+/// CredentialManagement, Reset and Selection, with the credProtect,
+/// credBlob, hmac-secret, largeBlobKey and minPinLength extensions.
+///
+/// The user is present and verified when the authenticator's callbacks say
+/// so (built-in user verification, getInfo's `uv`). With a PIN set,
+/// non-discoverable credentials need no user verification
+/// (`makeCredUvNotRqd`); discoverable ones need a PIN/UV auth token or
+/// built-in verification; with ``alwaysUV`` every makeCredential and
+/// getAssertion does.
 public struct CTAP2Authenticator: Sendable {
     /// The authenticator the commands reach.
     public let authenticator: SoftwareAuthenticator
+    /// Whether every makeCredential and getAssertion needs user verification (getInfo's `alwaysUv`).
+    public let alwaysUV: Bool
+    /// The PIN, the PIN/UV auth token and credential management's cursors.
+    let state: ClientPINState
     /// The largest request taken, in bytes (getInfo's maxMsgSize).
     public static let maximumMessageSize = 7609
     /// The extensions served over CTAP.
-    public static let extensions = ["credBlob", "credProtect", "largeBlobKey", "minPinLength"]
+    public static let extensions = ["credBlob", "credProtect", "hmac-secret", "largeBlobKey", "minPinLength"]
 
-    /// Commands to `authenticator`.
-    public init(_ authenticator: SoftwareAuthenticator) { self.authenticator = authenticator }
+    /// Commands to `authenticator`; the PIN is kept in its store.
+    public init(_ authenticator: SoftwareAuthenticator, alwaysUV: Bool = false) {
+        self.authenticator = authenticator
+        self.alwaysUV = alwaysUV
+        state = ClientPINState(store: authenticator.store, minimumLength: authenticator.minimumPINLength)
+    }
 
     /// The response to `request` (command byte ‖ CBOR): status ‖ CBOR.
     /// Never throws: every failure is a status byte.
@@ -37,19 +49,21 @@ public struct CTAP2Authenticator: Sendable {
             let parameters = try CTAPParameters(request.dropFirst())
             let answer: CBOR?
             switch command {
-            case .getInfo: answer = await info()
+            case .getInfo: answer = try await info()
             case .makeCredential: answer = try await makeCredential(parameters)
             case .getAssertion: answer = try await getAssertion(parameters)
             case .getNextAssertion: answer = try await assertion(try await authenticator.getNextAssertion(), first: false)
+            case .clientPIN: answer = try await clientPIN(parameters)
+            case .credentialManagement: answer = try await credentialManagement(parameters)
             case .reset:
                 // §6.6: only with the user's presence.
                 try await authenticator.confirmUserPresence(for: "reset")
                 try await authenticator.reset()
+                await state.reset()
                 answer = nil
             case .selection:
                 try await authenticator.confirmUserPresence(for: "selection")
                 answer = nil
-            case .clientPIN, .credentialManagement: return [CTAP2Status.invalidCommand.rawValue]
             }
             return [CTAP2Status.ok.rawValue] + (answer.map { CBOREncoder.encode($0) } ?? [])
         } catch {
@@ -58,23 +72,61 @@ public struct CTAP2Authenticator: Sendable {
     }
 
     /// authenticatorGetInfo's map.
-    func info() async -> CBOR {
+    func info() async throws(TokenMintError) -> CBOR {
         let info = await authenticator.getInfo()
-        let options = info.options.map { CBORMapEntry(key: .text($0.key), value: .bool($0.value)) }  // the encoder orders them
+        var flags = info.options
+        flags["clientPin"] = try await state.isPINSet()
+        flags["pinUvAuthToken"] = true
+        flags["credMgmt"] = true
+        flags["makeCredUvNotRqd"] = !alwaysUV
+        if alwaysUV { flags["alwaysUv"] = true }
+        let options = flags.map { CBORMapEntry(key: .text($0.key), value: .bool($0.value)) }  // the encoder orders them
         return CTAPParameters.map([
             (0x01, .array(info.versions.map { .text($0) })),
             (0x02, .array(Self.extensions.map { .text($0) })),
             (0x03, .bytes(info.aaguid)),
             (0x04, .map(options)),
             (0x05, .unsigned(UInt64(Self.maximumMessageSize))),
+            (0x06, .array([.unsigned(2), .unsigned(1)])),
             (0x07, .unsigned(8)),
             (0x08, .unsigned(128)),
             (0x09, .array([.text("usb")])),
             (0x0A, .array(info.algorithms.map { .map([CBORMapEntry(key: .text("alg"), value: .int($0.rawValue)),
                                                        CBORMapEntry(key: .text("type"), value: .text("public-key"))]) })),
+            (0x0C, .bool(false)),
             (0x0D, .unsigned(UInt64(authenticator.minimumPINLength))),
             (0x0F, .unsigned(UInt64(info.maxCredBlobLength))),
         ])
+    }
+
+    /// How a makeCredential or getAssertion is verified: by a PIN/UV auth
+    /// token (checked here), by built-in UV, or not at all; throws what
+    /// CTAP 2.1 §6.1.2 and §6.2.2 name when verification is missing.
+    private func verification(
+        _ p: CTAPParameters, paramKey: UInt64, protocolKey: UInt64, clientDataHash: [UInt8], rpID: String, permission: PINUVAuthPermissions,
+        uvAsked: Bool, needsUV: Bool
+    ) async throws(TokenMintError) -> (byToken: Bool, builtIn: Bool) {
+        if let param = try p.optionalBytes(paramKey) {
+            if param.isEmpty {
+                // "Touch to select" (§6.1.2 step 1): presence, then whether a PIN exists.
+                try await authenticator.confirmUserPresence(for: "selection")
+                throw try await state.isPINSet() ? .ctap(.pinInvalid, "a PIN is set") : .ctap(.pinNotSet, "no PIN is set")
+            }
+            let version = try PINUVAuthProtocol.named(p.value(protocolKey))
+            let verified = try await state.useToken(version, param: param, message: clientDataHash, permission: permission, rpID: rpID, bind: true)
+            return (verified, false)
+        }
+        if uvAsked && authenticator.supportsUserVerification { return (false, true) }
+        if uvAsked { throw .ctap(.invalidOption, "this authenticator has no built-in user verification") }
+        if alwaysUV || needsUV {
+            if authenticator.supportsUserVerification && alwaysUV { return (false, true) }
+            guard try await state.isPINSet() else {
+                if alwaysUV { throw .ctap(.pinNotSet, "alwaysUv: set a PIN first") }
+                return (false, false)
+            }
+            throw .ctap(.pinUvAuthTokenRequired, "user verification is required: send a PIN/UV auth token")
+        }
+        return (false, false)
     }
 
     func makeCredential(_ p: CTAPParameters) async throws(TokenMintError) -> CBOR {
@@ -94,7 +146,10 @@ public struct CTAP2Authenticator: Sendable {
         let exclude = try CTAPParameters.descriptorIDs(try p.optionalArray(0x05) ?? [])
         let options = try p.options(0x07)
         if options["up"] == false { throw .ctap(.invalidOption, "makeCredential always tests user presence") }
-        try CTAPParameters.refusePINAuth(p)
+        let residentKey = options["rk"] ?? false
+        let uvAsked = (options["uv"] ?? false) && p.value(0x08) == nil  // a token replaces the uv option
+        let verification = try await verification(p, paramKey: 0x08, protocolKey: 0x09, clientDataHash: clientDataHash, rpID: rpID,
+                                                  permission: .makeCredential, uvAsked: uvAsked, needsUV: residentKey)
         var extensions = SoftwareAuthenticator.MakeCredentialExtensions()
         if let map = try p.optionalMap(0x06) {
             if let level = map[.text("credProtect")] {
@@ -106,6 +161,7 @@ public struct CTAP2Authenticator: Sendable {
                 guard let bytes = blob.bytesValue else { throw .ctap(.cborUnexpectedType, "credBlob is a byte string") }
                 extensions.credBlob = bytes
             }
+            extensions.hmacSecret = try CTAPParameters.flag(map, "hmac-secret")
             extensions.minPinLength = try CTAPParameters.flag(map, "minPinLength")
             extensions.largeBlobKey = try CTAPParameters.flag(map, "largeBlobKey")
             if map[.text("largeBlobKey")] != nil, !extensions.largeBlobKey { throw .ctap(.invalidOption, "largeBlobKey is true when present") }
@@ -114,8 +170,10 @@ public struct CTAP2Authenticator: Sendable {
             clientDataHash: clientDataHash, rp: (rpID, try CTAPParameters.text(rp, "name")),
             user: (userID, try CTAPParameters.text(user, "name") ?? "", try CTAPParameters.text(user, "displayName")),
             pubKeyCredParams: algorithms, excludeList: exclude,
-            options: .init(residentKey: options["rk"] ?? false, userVerification: options["uv"] ?? false, extensions: extensions),
+            options: .init(residentKey: residentKey, userVerification: verification.builtIn, extensions: extensions,
+                           userVerifiedByPlatform: verification.byToken),
             attestation: .packed)
+        if p.value(0x08) != nil { await state.consumeToken() }
         var entries: [(UInt64, CBOR)] = [(0x01, .text(made.format)), (0x02, .bytes(made.authenticatorData.bytes)), (0x03, made.attestationStatement)]
         if let key = made.largeBlobKey { entries.append((0x05, .bytes(key.withUnsafeBytes { Array($0) }))) }
         return CTAPParameters.map(entries)
@@ -127,16 +185,41 @@ public struct CTAP2Authenticator: Sendable {
         let allow = try CTAPParameters.descriptorIDs(try p.optionalArray(0x03) ?? [])
         let options = try p.options(0x05)
         if options["rk"] != nil { throw .ctap(.unsupportedOption, "rk is not a getAssertion option") }
-        try CTAPParameters.refusePINAuth(p)
+        let userPresence = options["up"] ?? true
+        let uvAsked = (options["uv"] ?? false) && p.value(0x06) == nil
+        let verification = try await verification(p, paramKey: 0x06, protocolKey: 0x07, clientDataHash: clientDataHash, rpID: rpID,
+                                                  permission: .getAssertion, uvAsked: uvAsked, needsUV: false)
         var extensions = SoftwareAuthenticator.GetAssertionExtensions()
         if let map = try p.optionalMap(0x04) {
             extensions.credBlob = try CTAPParameters.flag(map, "credBlob")
             extensions.largeBlobKey = try CTAPParameters.flag(map, "largeBlobKey")
+            if let input = map[.text("hmac-secret")] { try await hmacSecret(input, into: &extensions) }
         }
         let response = try await authenticator.getAssertion(
             clientDataHash: clientDataHash, rpID: rpID, allowList: allow,
-            options: .init(userPresence: options["up"] ?? true, userVerification: options["uv"] ?? false, extensions: extensions))
+            options: .init(userPresence: userPresence, userVerification: verification.builtIn, extensions: extensions,
+                           userVerifiedByPlatform: verification.byToken))
+        if p.value(0x06) != nil && userPresence { await state.consumeToken() }
         return try await assertion(response, first: true, discoverable: allow.isEmpty)
+    }
+
+    /// hmac-secret's getAssertion input (CTAP 2.1 §12.5): keyAgreement (1),
+    /// saltEnc (2), saltAuth (3), pinUvAuthProtocol (4, default 1). The
+    /// outputs go back encrypted under the same shared secret.
+    private func hmacSecret(_ input: CBOR, into extensions: inout SoftwareAuthenticator.GetAssertionExtensions) async throws(TokenMintError) {
+        guard input.mapValue != nil else { throw .ctap(.cborUnexpectedType, "hmac-secret's input is a map") }
+        guard let peer = input[.unsigned(1)] else { throw .ctap(.missingParameter, "hmac-secret needs keyAgreement") }
+        guard let saltEnc = input[.unsigned(2)]?.bytesValue, let saltAuth = input[.unsigned(3)]?.bytesValue else {
+            throw .ctap(.missingParameter, "hmac-secret needs saltEnc and saltAuth")
+        }
+        let version = input[.unsigned(4)] == nil ? PINUVAuthProtocol.one : try PINUVAuthProtocol.named(input[.unsigned(4)])
+        let shared = try await state.sharedSecret(version, peer)
+        guard try version.verify(shared, saltEnc, saltAuth) else { throw .ctap(.pinAuthInvalid, "saltAuth does not authenticate saltEnc") }
+        let salts = try version.decrypt(shared, saltEnc)
+        guard salts.count == 32 || salts.count == 64 else { throw .ctap(.invalidLength, "hmac-secret takes one or two 32-byte salts") }
+        let bytes = salts.withUnsafeBytes { Array($0) }  // salts are inputs, not keys
+        extensions.hmacSecret = (Array(bytes[0..<32]), bytes.count == 64 ? Array(bytes[32...]) : nil)
+        extensions.hmacSecretSealer = { (output) throws(TokenMintError) in try version.encrypt(shared, output) }
     }
 
     /// The getAssertion / getNextAssertion response map.
@@ -147,123 +230,16 @@ public struct CTAP2Authenticator: Sendable {
             (0x02, .bytes(response.authenticatorData.bytes)),
             (0x03, .bytes(response.signature)),
         ]
-        if let handle = response.userHandle { entries.append((0x04, .map([CBORMapEntry(key: .text("id"), value: .bytes(handle))]))) }
+        if let handle = response.userHandle {
+            var user = [CBORMapEntry(key: .text("id"), value: .bytes(handle))]
+            if let named = response.user {
+                if !named.name.isEmpty { user.append(CBORMapEntry(key: .text("name"), value: .text(named.name))) }
+                if let display = named.displayName { user.append(CBORMapEntry(key: .text("displayName"), value: .text(display))) }
+            }
+            entries.append((0x04, .map(user)))
+        }
         if first, discoverable, response.numberOfCredentials > 1 { entries.append((0x05, .unsigned(UInt64(response.numberOfCredentials)))) }
         if let key = response.largeBlobKey { entries.append((0x07, .bytes(key.withUnsafeBytes { Array($0) }))) }
         return CTAPParameters.map(entries)
-    }
-}
-
-/// A CTAP2 request's parameters: a canonical CBOR map with unsigned keys
-/// (empty when the request has none), read with CTAP's status codes.
-struct CTAPParameters {
-    let map: CBOR
-
-    init(_ bytes: ArraySlice<UInt8>) throws(TokenMintError) {
-        guard !bytes.isEmpty else {
-            map = .map([])
-            return
-        }
-        var limits = CBORDecoder.Limits()
-        limits.maximumDepth = 8
-        let item: CBOR
-        do { item = try CBORDecoder.decode(Array(bytes), requireCanonical: true, limits: limits) } catch {
-            throw TokenMintError(.fido.ctap(.invalidCBOR), "the request is not canonical CBOR: \(error.reason)", underlying: error)
-        }
-        guard let entries = item.mapValue, entries.allSatisfy({ if case .unsigned = $0.key { true } else { false } }) else {
-            throw .ctap(.cborUnexpectedType, "the parameters are a map with unsigned keys")
-        }
-        map = item
-    }
-
-    func value(_ key: UInt64) -> CBOR? { map[.unsigned(key)] }
-
-    func bytes(_ key: UInt64) throws(TokenMintError) -> [UInt8] {
-        guard let value = value(key) else { throw .ctap(.missingParameter, "parameter \(key) is missing") }
-        guard let bytes = value.bytesValue else { throw .ctap(.cborUnexpectedType, "parameter \(key) is a byte string") }
-        return bytes
-    }
-
-    func text(_ key: UInt64) throws(TokenMintError) -> String {
-        guard let value = value(key) else { throw .ctap(.missingParameter, "parameter \(key) is missing") }
-        guard let text = value.textValue else { throw .ctap(.cborUnexpectedType, "parameter \(key) is a text string") }
-        return text
-    }
-
-    func map(_ key: UInt64) throws(TokenMintError) -> CBOR {
-        guard let value = try optionalMap(key) else { throw .ctap(.missingParameter, "parameter \(key) is missing") }
-        return value
-    }
-
-    func optionalMap(_ key: UInt64) throws(TokenMintError) -> CBOR? {
-        guard let value = value(key) else { return nil }
-        guard value.mapValue != nil else { throw .ctap(.cborUnexpectedType, "parameter \(key) is a map") }
-        return value
-    }
-
-    func array(_ key: UInt64) throws(TokenMintError) -> [CBOR] {
-        guard let value = try optionalArray(key) else { throw .ctap(.missingParameter, "parameter \(key) is missing") }
-        return value
-    }
-
-    func optionalArray(_ key: UInt64) throws(TokenMintError) -> [CBOR]? {
-        guard let value = value(key) else { return nil }
-        guard let array = value.arrayValue else { throw .ctap(.cborUnexpectedType, "parameter \(key) is an array") }
-        return array
-    }
-
-    /// The options map at `key` (rk, up, uv), Booleans only.
-    func options(_ key: UInt64) throws(TokenMintError) -> [String: Bool] {
-        guard let map = try optionalMap(key), let entries = map.mapValue else { return [:] }
-        var options: [String: Bool] = [:]
-        for entry in entries {
-            guard let name = entry.key.textValue, let flag = entry.value.boolValue else {
-                throw .ctap(.cborUnexpectedType, "options are text keys with Boolean values")
-            }
-            options[name] = flag
-        }
-        return options
-    }
-
-    /// pinUvAuthParam (MakeCredential 0x08, GetAssertion 0x06) needs a PIN
-    /// this authenticator does not have yet.
-    static func refusePINAuth(_ p: CTAPParameters) throws(TokenMintError) {
-        if p.value(0x08) != nil || p.value(0x06)?.bytesValue != nil { throw .ctap(.pinNotSet, "no PIN is set on this authenticator") }
-    }
-
-    static func text(_ map: CBOR, _ name: String) throws(TokenMintError) -> String? {
-        guard let value = map[.text(name)] else { return nil }
-        guard let text = value.textValue else { throw .ctap(.cborUnexpectedType, "\(name) is a text string") }
-        return text
-    }
-
-    static func bytes(_ map: CBOR, _ name: String) throws(TokenMintError) -> [UInt8]? {
-        guard let value = map[.text(name)] else { return nil }
-        guard let bytes = value.bytesValue else { throw .ctap(.cborUnexpectedType, "\(name) is a byte string") }
-        return bytes
-    }
-
-    static func flag(_ map: CBOR, _ name: String) throws(TokenMintError) -> Bool {
-        guard let value = map[.text(name)] else { return false }
-        guard let flag = value.boolValue else { throw .ctap(.cborUnexpectedType, "\(name) is a Boolean") }
-        return flag
-    }
-
-    /// The credential IDs of a list of PublicKeyCredentialDescriptors (type public-key only).
-    static func descriptorIDs(_ list: [CBOR]) throws(TokenMintError) -> [[UInt8]] {
-        guard list.count <= 64 else { throw .ctap(.limitExceeded, "at most 64 credential descriptors") }
-        var ids: [[UInt8]] = []
-        for item in list {
-            guard item.mapValue != nil, let type = try text(item, "type"), let id = try bytes(item, "id") else {
-                throw .ctap(.missingParameter, "a credential descriptor needs id and type")
-            }
-            if type == "public-key" { ids.append(id) }
-        }
-        return ids
-    }
-
-    /// A response map with unsigned keys.
-    static func map(_ entries: [(UInt64, CBOR)]) -> CBOR {
-        .map(entries.map { CBORMapEntry(key: .unsigned($0.0), value: $0.1) })
     }
 }

@@ -67,6 +67,8 @@ public struct FIDO2Session: Sendable {
         public let numberOfCredentials: Int?
         /// The credential's large-blob key, when asked for.
         public let largeBlobKey: SecureBytes?
+        /// The hmac-secret outputs (32 or 64 bytes), decrypted, when asked for.
+        public var hmacSecret: SecureBytes? = nil
     }
 
     /// makeCredential's extension inputs a key takes over CTAP.
@@ -79,12 +81,16 @@ public struct FIDO2Session: Sendable {
         public var minPinLength = false
         /// largeBlobKey.
         public var largeBlobKey = false
+        /// hmac-secret: the credential gets PRF secrets.
+        public var hmacSecret = false
         /// None by default.
-        public init(credProtect: CredentialProtection? = nil, credBlob: [UInt8]? = nil, minPinLength: Bool = false, largeBlobKey: Bool = false) {
+        public init(credProtect: CredentialProtection? = nil, credBlob: [UInt8]? = nil, minPinLength: Bool = false, largeBlobKey: Bool = false,
+                    hmacSecret: Bool = false) {
             self.credProtect = credProtect
             self.credBlob = credBlob
             self.minPinLength = minPinLength
             self.largeBlobKey = largeBlobKey
+            self.hmacSecret = hmacSecret
         }
     }
 
@@ -110,7 +116,7 @@ public struct FIDO2Session: Sendable {
     public func makeCredential(
         clientDataHash: [UInt8], rp: (id: String, name: String?), user: (id: [UInt8], name: String?, displayName: String?),
         algorithms: [COSEAlgorithm] = [.es256, .edDSA], excludeList: [[UInt8]] = [], residentKey: Bool = false,
-        userVerification: Bool = false, extensions: MakeCredentialExtensions = .init()
+        userVerification: Bool = false, extensions: MakeCredentialExtensions = .init(), pinToken: PINToken? = nil
     ) async throws(TokenMintError) -> Credential {
         var rpMap = [CBORMapEntry(key: .text("id"), value: .text(rp.id))]
         if let name = rp.name { rpMap.append(.init(key: .text("name"), value: .text(name))) }
@@ -128,7 +134,12 @@ public struct FIDO2Session: Sendable {
         if let blob = extensions.credBlob { requested.append(.init(key: .text("credBlob"), value: .bytes(blob))) }
         if extensions.minPinLength { requested.append(.init(key: .text("minPinLength"), value: .bool(true))) }
         if extensions.largeBlobKey { requested.append(.init(key: .text("largeBlobKey"), value: .bool(true))) }
+        if extensions.hmacSecret { requested.append(.init(key: .text("hmac-secret"), value: .bool(true))) }
         if !requested.isEmpty { entries.append((0x06, .map(requested))) }
+        if let pinToken {
+            entries.append((0x08, .bytes(try pinToken.authenticate(clientDataHash))))
+            entries.append((0x09, .unsigned(UInt64(pinToken.version.rawValue))))
+        }
         var options: [CBORMapEntry] = []
         if residentKey { options.append(.init(key: .text("rk"), value: .bool(true))) }
         if userVerification { options.append(.init(key: .text("uv"), value: .bool(true))) }
@@ -146,22 +157,53 @@ public struct FIDO2Session: Sendable {
                           largeBlobKey: map[.unsigned(0x05)]?.bytesValue.map { SecureBytes($0) })
     }
 
-    /// authenticatorGetAssertion; an empty `allowList` asks for discoverable credentials.
+    /// authenticatorGetAssertion; an empty `allowList` asks for discoverable
+    /// credentials. `hmacSecret` salts (32 bytes each) are sent encrypted
+    /// under a fresh key agreement (with `pinToken`'s protocol, else
+    /// `version`), and the outputs come back decrypted.
     public func getAssertion(
         rpID: String, clientDataHash: [UInt8], allowList: [[UInt8]] = [], userPresence: Bool = true, userVerification: Bool = false,
-        credBlob: Bool = false, largeBlobKey: Bool = false
+        credBlob: Bool = false, largeBlobKey: Bool = false, hmacSecret: (salt1: [UInt8], salt2: [UInt8]?)? = nil, pinToken: PINToken? = nil,
+        using version: PINUVAuthProtocol = .two
     ) async throws(TokenMintError) -> Assertion {
         var entries: [(UInt64, CBOR)] = [(0x01, .text(rpID)), (0x02, .bytes(clientDataHash))]
         if !allowList.isEmpty { entries.append((0x03, Self.descriptors(allowList))) }
         var requested: [CBORMapEntry] = []
         if credBlob { requested.append(.init(key: .text("credBlob"), value: .bool(true))) }
         if largeBlobKey { requested.append(.init(key: .text("largeBlobKey"), value: .bool(true))) }
+        var sealed: (PINUVAuthProtocol, SecureBytes)?
+        if let hmacSecret {
+            guard hmacSecret.salt1.count == 32, hmacSecret.salt2.map({ $0.count == 32 }) ?? true else {
+                throw TokenMintError(.fido.ctap(.invalidLength), "hmac-secret salts are 32 bytes")
+            }
+            let version = pinToken?.version ?? version
+            let (platformKey, shared) = try await keyAgreement(version)
+            let saltEnc = try version.encrypt(shared, SecureBytes(hmacSecret.salt1 + (hmacSecret.salt2 ?? [])))
+            requested.append(.init(key: .text("hmac-secret"), value: .map([
+                CBORMapEntry(key: .unsigned(1), value: platformKey), CBORMapEntry(key: .unsigned(2), value: .bytes(saltEnc)),
+                CBORMapEntry(key: .unsigned(3), value: .bytes(try version.authenticate(shared, saltEnc))),
+                CBORMapEntry(key: .unsigned(4), value: .unsigned(UInt64(version.rawValue))),
+            ])))
+            sealed = (version, shared)
+        }
         if !requested.isEmpty { entries.append((0x04, .map(requested))) }
+        if let pinToken {
+            entries.append((0x06, .bytes(try pinToken.authenticate(clientDataHash))))
+            entries.append((0x07, .unsigned(UInt64(pinToken.version.rawValue))))
+        }
         var options: [CBORMapEntry] = []
         if !userPresence { options.append(.init(key: .text("up"), value: .bool(false))) }
         if userVerification { options.append(.init(key: .text("uv"), value: .bool(true))) }
         if !options.isEmpty { entries.append((0x05, .map(options))) }
-        return try Self.assertion(try await call(.getAssertion, entries))
+        var assertion = try Self.assertion(try await call(.getAssertion, entries))
+        if let (version, shared) = sealed {
+            let outputs = try? AuthenticatorExtensionOutputs(assertion.authenticatorData.extensions, ceremony: .assertion)
+            guard let encrypted = outputs?.hmacSecretOutput else { throw TokenMintError(.fido.invalidResponse, "no hmac-secret output") }
+            do { assertion.hmacSecret = try version.decrypt(shared, encrypted) } catch {
+                throw TokenMintError(.fido.invalidResponse, "the hmac-secret output does not decrypt", underlying: error)
+            }
+        }
+        return assertion
     }
 
     /// authenticatorGetNextAssertion.
@@ -176,7 +218,7 @@ public struct FIDO2Session: Sendable {
     public func selection() async throws(TokenMintError) { _ = try await call(.selection, []) }
 
     static func descriptors(_ ids: [[UInt8]]) -> CBOR {
-        .array(ids.map { .map([CBORMapEntry(key: .text("id"), value: .bytes($0)), CBORMapEntry(key: .text("type"), value: .text("public-key"))]) })
+        .array(ids.map(descriptor))
     }
 
     static func assertion(_ map: CBOR) throws(TokenMintError) -> Assertion {

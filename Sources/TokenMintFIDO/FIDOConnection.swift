@@ -14,6 +14,9 @@ public protocol FIDOConnection: AnyObject, Sendable {
     var sessions: SessionRegistry { get }
     /// Closes the transport; sessions of this connection fail afterwards.
     func close()
+    /// The OATH application this connection reaches, or `nil` when the
+    /// transport has none (the default: CTAPHID carries no OATH).
+    var oathApplication: OATHApplication? { get }
 }
 
 extension FIDOConnection {
@@ -21,6 +24,20 @@ extension FIDOConnection {
     /// is invalidated.
     public func fido2Session() async throws(TokenMintError) -> FIDO2Session {
         FIDO2Session(connection: self, generation: try sessions.open())
+    }
+
+    /// No OATH application: the default of transports that carry none.
+    public var oathApplication: OATHApplication? { nil }
+
+    /// An OATH session on this connection; the previous session, if any,
+    /// is invalidated.
+    /// - Throws: `.oath.notSupported` when the connection has no OATH
+    ///   application, `.fido.sessionClosed` when it is closed.
+    public func oathSession() async throws(TokenMintError) -> OATHSession {
+        guard let application = oathApplication else {
+            throw TokenMintError(.oath.notSupported, "this connection has no OATH application")
+        }
+        return OATHSession(connection: self, application: application, generation: try sessions.open())
     }
 }
 
@@ -56,15 +73,21 @@ public final class SessionRegistry: @unchecked Sendable {
 }
 
 /// A connection to an authenticator in this process: requests go straight
-/// to its ``CTAP2Authenticator``, as they would after CTAPHID framing.
+/// to its ``CTAP2Authenticator``, as they would after CTAPHID framing, and
+/// OATH sessions to its ``OATHApplication`` when it has one.
 public final class InProcessConnection: FIDOConnection {
     /// The authenticator.
     public let authenticator: CTAP2Authenticator
+    /// The OATH application, when the key has one.
+    public let oathApplication: OATHApplication?
     /// Sessions.
     public let sessions = SessionRegistry()
 
-    /// A connection to `authenticator`.
-    public init(_ authenticator: CTAP2Authenticator) { self.authenticator = authenticator }
+    /// A connection to `authenticator` (and to `oath`, for OATH sessions).
+    public init(_ authenticator: CTAP2Authenticator, oath: OATHApplication? = nil) {
+        self.authenticator = authenticator
+        self.oathApplication = oath
+    }
 
     /// Sends one CTAP2 request.
     public func exchangeCTAP2(_ request: [UInt8]) async throws(TokenMintError) -> [UInt8] {

@@ -1,5 +1,5 @@
-import TokenMintCore
-import TokenMintCrypto
+public import TokenMintCore
+public import TokenMintCrypto
 import TokenMintCBOR
 import TokenMintStore
 
@@ -42,12 +42,18 @@ extension SoftwareAuthenticator {
         public var credBlob: Bool
         /// largeBlobKey: return the credential's large-blob key.
         public var largeBlobKey: Bool
+        /// How the hmac-secret output is sealed in the authenticator data: a
+        /// CTAP platform's shared secret (PIN/UV auth protocol encrypt). Without
+        /// it, a fresh key that is dropped (the caller gets the outputs in clear).
+        public var hmacSecretSealer: (@Sendable (SecureBytes) throws(TokenMintError) -> [UInt8])?
 
         /// The inputs; none by default.
-        public init(hmacSecret: (salt1: [UInt8], salt2: [UInt8]?)? = nil, credBlob: Bool = false, largeBlobKey: Bool = false) {
+        public init(hmacSecret: (salt1: [UInt8], salt2: [UInt8]?)? = nil, credBlob: Bool = false, largeBlobKey: Bool = false,
+                    hmacSecretSealer: (@Sendable (SecureBytes) throws(TokenMintError) -> [UInt8])? = nil) {
             self.hmacSecret = hmacSecret
             self.credBlob = credBlob
             self.largeBlobKey = largeBlobKey
+            self.hmacSecretSealer = hmacSecretSealer
         }
     }
 
@@ -123,7 +129,11 @@ extension SoftwareAuthenticator {
                 throw TokenMintError(.webAuthn.invalidCredential, "the credential's hmac-secret is missing")
             }
             let output = try SoftwareAuthenticator.hmacSecret(secrets, salts: salts, verified: verified)
-            outputs.hmacSecretOutput = try SoftwareAuthenticator.encryptForClient(output)
+            if let seal = extensions.hmacSecretSealer {
+                outputs.hmacSecretOutput = try seal(output)
+            } else {
+                outputs.hmacSecretOutput = try SoftwareAuthenticator.encryptForClient(output)
+            }
             clear = output
         }
         var largeBlobKey: SecureBytes?

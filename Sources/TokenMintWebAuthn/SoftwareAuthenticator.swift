@@ -42,11 +42,16 @@ public actor SoftwareAuthenticator {
         public var userVerification: Bool
         /// Extension inputs.
         public var extensions: MakeCredentialExtensions
+        /// The user was verified already, by the platform (a PIN/UV auth
+        /// token the caller checked): UV is set without built-in verification.
+        public var userVerifiedByPlatform: Bool
         /// Options.
-        public init(residentKey: Bool = false, userVerification: Bool = false, extensions: MakeCredentialExtensions = .init()) {
+        public init(residentKey: Bool = false, userVerification: Bool = false, extensions: MakeCredentialExtensions = .init(),
+                    userVerifiedByPlatform: Bool = false) {
             self.residentKey = residentKey
             self.userVerification = userVerification
             self.extensions = extensions
+            self.userVerifiedByPlatform = userVerifiedByPlatform
         }
     }
 
@@ -58,11 +63,16 @@ public actor SoftwareAuthenticator {
         public var userVerification: Bool
         /// Extension inputs.
         public var extensions: GetAssertionExtensions
+        /// The user was verified already, by the platform (a PIN/UV auth
+        /// token the caller checked): UV is set without built-in verification.
+        public var userVerifiedByPlatform: Bool
         /// Options.
-        public init(userPresence: Bool = true, userVerification: Bool = false, extensions: GetAssertionExtensions = .init()) {
+        public init(userPresence: Bool = true, userVerification: Bool = false, extensions: GetAssertionExtensions = .init(),
+                    userVerifiedByPlatform: Bool = false) {
             self.userPresence = userPresence
             self.userVerification = userVerification
             self.extensions = extensions
+            self.userVerifiedByPlatform = userVerifiedByPlatform
         }
     }
 
@@ -104,6 +114,9 @@ public actor SoftwareAuthenticator {
         public let signature: [UInt8]
         /// The user handle (resident credentials).
         public let userHandle: [UInt8]?
+        /// The user's name and display name: for discoverable credentials,
+        /// only when the user was verified (CTAP 2.1 §6.2.2).
+        public let user: (name: String, displayName: String?)?
         /// Credentials that matched (first response only).
         public let numberOfCredentials: Int
         /// The hmac-secret outputs in clear (32 or 64 bytes), for the client
@@ -133,10 +146,12 @@ public actor SoftwareAuthenticator {
         public let maxCredBlobLength: Int
     }
 
-    let store: any KeyValueStore
+    /// The store credentials live in (the CTAP layer keeps its PIN there too).
+    nonisolated package let store: any KeyValueStore
     /// The AAGUID.
     public let aaguid: [UInt8]
-    let supportsUserVerification: Bool
+    /// Whether the authenticator verifies users itself (getInfo's `uv`).
+    nonisolated public let supportsUserVerification: Bool
     let backupEligible: Bool
     let backupState: Bool
     let signCountPolicy: SignCountPolicy
@@ -149,7 +164,7 @@ public actor SoftwareAuthenticator {
     /// the store, changed in the transaction that adds a resident credential,
     /// and cleared by ``reset()``. Resident credentials made before the count
     /// existed (stores written by an older TokenMint) are not in it.
-    public let maximumResidentCredentials: Int
+    nonisolated public let maximumResidentCredentials: Int
     /// The minimum PIN length the minPinLength extension reports.
     nonisolated public let minimumPINLength: Int
     /// The RP IDs the minPinLength extension reports to; others get no output.
@@ -213,6 +228,8 @@ public actor SoftwareAuthenticator {
         var rpID: String
         var userID: [UInt8]
         var userName: String
+        /// The user's display name (nil in records written before it was kept).
+        var userDisplayName: String?
         var algorithm: Int64
         var resident: Bool
         /// credProtect level (nil: 1).
@@ -233,6 +250,8 @@ public actor SoftwareAuthenticator {
     static func rpIndex(_ rpID: String) -> String { "fido2.rp.\(Base64URL.encode(HashFunction.sha256.hash(Array(rpID.utf8))))" }
     /// The counter of resident credentials, over every RP.
     static let residentCountName = "fido2.residents"
+    /// The RP IDs with resident credentials, in the order they were first seen.
+    static let rpListName = "fido2.rps"
 
     /// makeCredential (CTAP2 authenticatorMakeCredential).
     public func makeCredential(
@@ -245,14 +264,14 @@ public actor SoftwareAuthenticator {
         try checkExtensions(options.extensions, residentKey: options.residentKey)
         let request = Request(operation: "makeCredential", rpID: rp.id, userName: user.name)
         // CTAP 2.1 §6.1.2: user verification first; the exclude list is read with its outcome, then presence.
-        let verified = try await verify(request, asked: options.userVerification)
+        let verified = options.userVerifiedByPlatform ? true : try await verify(request, asked: options.userVerification)
         try await checkExcludeList(excludeList, rpID: rp.id, request: request, verified: verified)
         guard await confirmPresence(request) else { throw TokenMintError(.webAuthn.operationDenied, "the user did not confirm presence") }
         if options.residentKey { try checkResidentCapacity(rpID: rp.id, userID: user.id) }
         let credentialID = SecureRandom.bytes(count: 32)
         let key = try makeKey(algorithm, credentialID: credentialID)
         let made = makeExtensions(options.extensions, rpID: rp.id, credentialID: credentialID)
-        let record = Record(rpID: rp.id, userID: user.id, userName: user.name, algorithm: algorithm.rawValue, resident: options.residentKey,
+        let record = Record(rpID: rp.id, userID: user.id, userName: user.name, userDisplayName: user.displayName, algorithm: algorithm.rawValue, resident: options.residentKey,
                             credProtect: options.extensions.credProtect?.rawValue, hmacSecret: made.outputs.hmacSecret,
                             credBlob: made.outputs.credBlobStored == true ? options.extensions.credBlob : nil)
         try storeCredential(credentialID, seed: key.seed, record: record, secrets: made.secrets)
@@ -374,6 +393,11 @@ public actor SoftwareAuthenticator {
         ids.append(credentialID)
         try tx.setValue(index, Array(try JSONEncoder().encode(ids)))
         try tx.setCounter(SoftwareAuthenticator.residentCountName, total + 1)
+        var rps = try relyingParties(in: tx)
+        if !rps.contains(rpID) {
+            rps.append(rpID)
+            try tx.setValue(rpListName, Array(try JSONEncoder().encode(rps)))
+        }
         return replaced
     }
 
@@ -428,7 +452,7 @@ public actor SoftwareAuthenticator {
         }
     }
 
-    private var records: [[UInt8]: Record] = [:]
+    var records: [[UInt8]: Record] = [:]
     private var rpHashes: [String: [UInt8]] = [:]
 
     func rpIDHash(_ rpID: String) -> [UInt8] {
@@ -461,7 +485,7 @@ public actor SoftwareAuthenticator {
         let request = Request(operation: "getAssertion", rpID: rpID, userName: nil)
         // CTAP 2.1 §6.2.2: user verification before the credentials are looked up, so that
         // credProtect filters on what was verified, not on what was asked.
-        let verified = try await verify(request, asked: options.userVerification)
+        let verified = options.userVerifiedByPlatform ? true : try await verify(request, asked: options.userVerification)
         // credProtect: a credential that needs UV, or an allow list without UV, is not a candidate.
         var candidates: [[UInt8]] = []
         if allowList.isEmpty {
@@ -502,6 +526,14 @@ public actor SoftwareAuthenticator {
     /// Ends the last getAssertion's getNextAssertion sequence: CTAP 2.1
     /// §6.3 discards it when any other command arrives.
     public func discardPendingAssertions() { pending = [] }
+
+    /// Asks for built-in user verification, as
+    /// getPinUvAuthTokenUsingUvWithPermissions does; throws
+    /// `unsupportedOption` without it and `operationDenied` when it fails.
+    public func confirmUserVerification(for operation: String, rpID: String?) async throws(TokenMintError) {
+        guard supportsUserVerification else { throw TokenMintError(.webAuthn.unsupportedOption, "this authenticator has no user verification") }
+        _ = try await verify(Request(operation: operation, rpID: rpID ?? "", userName: nil), asked: true)
+    }
 
     /// Asks for the user's presence, as authenticatorReset and
     /// authenticatorSelection do; throws `operationDenied` when refused.
@@ -556,10 +588,15 @@ public actor SoftwareAuthenticator {
         let authData = AuthenticatorData(rpIDHash: rpIDHash(rpID), flags: allFlags, signCount: UInt32(counter), extensions: extensions.outputs.cbor)
         let signature: [UInt8]
         do { signature = try signer.sign(authData.bytes + clientDataHash) } catch { throw TokenMintError(.webAuthn.other, "signing failed", underlying: error) }
+        let identifiable = discoverable && flags.contains(.userVerified)
         return GetAssertionResponse(credentialID: id, authenticatorData: authData, signature: signature,
-                                    userHandle: record.resident || discoverable ? record.userID : nil, numberOfCredentials: count,
+                                    userHandle: record.resident || discoverable ? record.userID : nil,
+                                    user: identifiable ? (record.userName, record.userDisplayName) : nil, numberOfCredentials: count,
                                     hmacSecret: extensions.hmacSecret, largeBlobKey: extensions.largeBlobKey)
     }
+
+    /// Drops a cached signing key.
+    func forgetSigner(_ id: [UInt8]) { signers[id] = nil }
 
     /// Removes every credential.
     public func reset() throws(TokenMintError) {

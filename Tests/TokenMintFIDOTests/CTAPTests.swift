@@ -103,7 +103,7 @@ struct CTAPTests {
         let cases: [([UInt8], CTAP2Status)] = [
             ([], .invalidLength),
             ([0x55], .invalidCommand),
-            ([CTAP2Command.clientPIN.rawValue], .invalidCommand),
+            ([CTAP2Command.clientPIN.rawValue], .missingParameter),
             ([CTAP2Command.makeCredential.rawValue, 0xFF, 0x00], .invalidCBOR),
             ([CTAP2Command.makeCredential.rawValue, 0xA1, 0x01], .invalidCBOR),
             ([CTAP2Command.makeCredential.rawValue] + CBOREncoder.encode(.array([])), .cborUnexpectedType),
