@@ -34,7 +34,9 @@ extension CTAP2Authenticator {
             rpID = credential?.rpID
         }
         _ = try await state.useToken(version, param: param, message: message, permission: .credentialManagement, rpID: rpID, bind: false)
-        if subCommand == 0x02, await state.tokenRPID != nil { throw .ctap(.pinAuthInvalid, "a token bound to an RP cannot list RPs") }
+        if subCommand <= 0x02, await state.tokenRPID != nil {
+            throw .ctap(.pinAuthInvalid, "a token bound to an RP serves only that RP's credentials")  // §6.8.2, §6.8.3
+        }
         switch subCommand {
         case 0x01:
             let count = try await authenticator.residentCredentialCount()

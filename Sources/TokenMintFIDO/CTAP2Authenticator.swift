@@ -102,9 +102,12 @@ public struct CTAP2Authenticator: Sendable {
     /// How a makeCredential or getAssertion is verified: by a PIN/UV auth
     /// token (checked here), by built-in UV, or not at all; throws what
     /// CTAP 2.1 §6.1.2 and §6.2.2 name when verification is missing.
+    /// `alwaysApplies`: alwaysUv covers this request (not a getAssertion
+    /// with up=false); `residentKey`: a discoverable makeCredential, which an
+    /// authenticator protected by a PIN or built-in UV makes only verified.
     private func verification(
         _ p: CTAPParameters, paramKey: UInt64, protocolKey: UInt64, clientDataHash: [UInt8], rpID: String, permission: PINUVAuthPermissions,
-        uvAsked: Bool, needsUV: Bool
+        uvAsked: Bool, residentKey: Bool, alwaysApplies: Bool
     ) async throws(TokenMintError) -> (byToken: Bool, builtIn: Bool) {
         if let param = try p.optionalBytes(paramKey) {
             if param.isEmpty {
@@ -116,15 +119,20 @@ public struct CTAP2Authenticator: Sendable {
             let verified = try await state.useToken(version, param: param, message: clientDataHash, permission: permission, rpID: rpID, bind: true)
             return (verified, false)
         }
-        if uvAsked && authenticator.supportsUserVerification { return (false, true) }
-        if uvAsked { throw .ctap(.invalidOption, "this authenticator has no built-in user verification") }
-        if alwaysUV || needsUV {
-            if authenticator.supportsUserVerification && alwaysUV { return (false, true) }
-            guard try await state.isPINSet() else {
-                if alwaysUV { throw .ctap(.pinNotSet, "alwaysUv: set a PIN first") }
-                return (false, false)
-            }
-            throw .ctap(.pinUvAuthTokenRequired, "user verification is required: send a PIN/UV auth token")
+        let builtIn = authenticator.supportsUserVerification
+        if uvAsked {
+            guard builtIn else { throw .ctap(.invalidOption, "this authenticator has no built-in user verification") }
+            return (false, true)
+        }
+        if alwaysUV && alwaysApplies {
+            // §6.1.2 step 5, §6.2.2 step 5: built-in UV is used as if asked; otherwise a token is needed.
+            if builtIn { return (false, true) }
+            throw .ctap(.pinUvAuthTokenRequired, "alwaysUv: send a PIN/UV auth token")
+        }
+        if residentKey {
+            // §6.1.2 step 7 (makeCredUvNotRqd): discoverable credentials need verification once the key is protected.
+            if try await state.isPINSet() { throw .ctap(.pinUvAuthTokenRequired, "a discoverable credential needs a PIN/UV auth token") }
+            if builtIn { throw .ctap(.operationDenied, "a discoverable credential needs user verification: ask for uv") }
         }
         return (false, false)
     }
@@ -149,7 +157,7 @@ public struct CTAP2Authenticator: Sendable {
         let residentKey = options["rk"] ?? false
         let uvAsked = (options["uv"] ?? false) && p.value(0x08) == nil  // a token replaces the uv option
         let verification = try await verification(p, paramKey: 0x08, protocolKey: 0x09, clientDataHash: clientDataHash, rpID: rpID,
-                                                  permission: .makeCredential, uvAsked: uvAsked, needsUV: residentKey)
+                                                  permission: .makeCredential, uvAsked: uvAsked, residentKey: residentKey, alwaysApplies: true)
         var extensions = SoftwareAuthenticator.MakeCredentialExtensions()
         if let map = try p.optionalMap(0x06) {
             if let level = map[.text("credProtect")] {
@@ -173,7 +181,7 @@ public struct CTAP2Authenticator: Sendable {
             options: .init(residentKey: residentKey, userVerification: verification.builtIn, extensions: extensions,
                            userVerifiedByPlatform: verification.byToken),
             attestation: .packed)
-        if p.value(0x08) != nil { await state.consumeToken() }
+        await state.consumeToken()  // §6.1.2 step 17: whatever verified this request
         var entries: [(UInt64, CBOR)] = [(0x01, .text(made.format)), (0x02, .bytes(made.authenticatorData.bytes)), (0x03, made.attestationStatement)]
         if let key = made.largeBlobKey { entries.append((0x05, .bytes(key.withUnsafeBytes { Array($0) }))) }
         return CTAPParameters.map(entries)
@@ -188,7 +196,7 @@ public struct CTAP2Authenticator: Sendable {
         let userPresence = options["up"] ?? true
         let uvAsked = (options["uv"] ?? false) && p.value(0x06) == nil
         let verification = try await verification(p, paramKey: 0x06, protocolKey: 0x07, clientDataHash: clientDataHash, rpID: rpID,
-                                                  permission: .getAssertion, uvAsked: uvAsked, needsUV: false)
+                                                  permission: .getAssertion, uvAsked: uvAsked, residentKey: false, alwaysApplies: userPresence)
         var extensions = SoftwareAuthenticator.GetAssertionExtensions()
         if let map = try p.optionalMap(0x04) {
             extensions.credBlob = try CTAPParameters.flag(map, "credBlob")
@@ -199,7 +207,7 @@ public struct CTAP2Authenticator: Sendable {
             clientDataHash: clientDataHash, rpID: rpID, allowList: allow,
             options: .init(userPresence: userPresence, userVerification: verification.builtIn, extensions: extensions,
                            userVerifiedByPlatform: verification.byToken))
-        if p.value(0x06) != nil && userPresence { await state.consumeToken() }
+        if userPresence { await state.consumeToken() }  // §6.2.2 step 9
         return try await assertion(response, first: true, discoverable: allow.isEmpty)
     }
 

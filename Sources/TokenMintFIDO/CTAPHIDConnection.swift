@@ -7,7 +7,8 @@ import Glibc
 
 /// A connection to a key that speaks CTAPHID over 64-byte reports: a
 /// UNIX-domain socket (``init(socketPath:)``, what `tokenmint fido2 device`
-/// serves) or any other report transport. It allocates a channel with INIT
+/// serves) or a Linux hidraw device (``init(hidrawPath:)``, a real security
+/// key: see ``HIDRaw/fidoDevices(sysfs:dev:)``). It allocates a channel with INIT
 /// (checking the nonce echo), frames each CBOR request, skips KEEPALIVE
 /// reports and turns ERROR into a `transportError`.
 public final class CTAPHIDConnection: FIDOConnection, @unchecked Sendable {
@@ -19,6 +20,8 @@ public final class CTAPHIDConnection: FIDOConnection, @unchecked Sendable {
     public static let responseTimeout: Duration = .seconds(30)
 
     private let descriptor: Int32
+    /// hidraw: each write is report ID 0 ‖ 64 bytes and each read one whole report.
+    private let hidraw: Bool
     private let queue = DispatchQueue(label: "tokenmint.ctaphid.client")
     private let lock = Lock()
     private var closed = false
@@ -29,10 +32,22 @@ public final class CTAPHIDConnection: FIDOConnection, @unchecked Sendable {
         try await self.init(descriptor: descriptor)
     }
 
+    /// Opens a Linux hidraw device (`/dev/hidrawN`; the user needs read and
+    /// write access to it, usually through a udev rule) and allocates a channel.
+    public convenience init(hidrawPath: String) async throws(TokenMintError) {
+        let descriptor = open(hidrawPath, O_RDWR | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw TokenMintError(.fido.transportError, "cannot open \(hidrawPath.debugDescription): \(String(cString: strerror(errno)))")
+        }
+        try await self.init(descriptor: descriptor, hidraw: true)
+    }
+
     /// A connection over an open descriptor that carries 64-byte reports
-    /// both ways; it is closed with the connection.
-    init(descriptor: Int32) async throws(TokenMintError) {
+    /// both ways (a byte stream, or hidraw's report per read and report ID ‖
+    /// report per write); it is closed with the connection.
+    init(descriptor: Int32, hidraw: Bool = false) async throws(TokenMintError) {
         self.descriptor = descriptor
+        self.hidraw = hidraw
         let nonce = SecureRandom.bytes(count: 8)
         let answer = try await transact(channel: CTAPHID.broadcastChannel, command: CTAPHID.Command.initialize.rawValue, data: nonce) { data in
             data.count >= 17 && Array(data[0..<8]) == nonce
@@ -42,6 +57,12 @@ public final class CTAPHIDConnection: FIDOConnection, @unchecked Sendable {
             close()
             throw TokenMintError(.fido.transportError, "the key allocated an invalid channel")
         }
+    }
+
+    /// A connection over a descriptor with hidraw's shape (tests use a
+    /// SOCK_SEQPACKET socket pair in place of a device); closed with the connection.
+    package convenience init(hidrawDescriptorForTesting descriptor: Int32) async throws(TokenMintError) {
+        try await self.init(descriptor: descriptor, hidraw: true)
     }
 
     deinit { close() }
@@ -123,6 +144,16 @@ public final class CTAPHIDConnection: FIDOConnection, @unchecked Sendable {
     }
 
     private func write(_ report: [UInt8]) throws(TokenMintError) {
+        if hidraw {
+            // Report ID 0 (FIDO devices have no report IDs), then the report, in one write.
+            let packet = [0] + report
+            while true {
+                let count = packet.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress!, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                guard count == packet.count else { throw TokenMintError(.fido.transportError, "the device refused a report") }
+                return
+            }
+        }
         var sent = 0
         while sent < report.count {
             let count = report.withUnsafeBytes { send(descriptor, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
@@ -143,6 +174,13 @@ public final class CTAPHIDConnection: FIDOConnection, @unchecked Sendable {
             let ready = poll(&poller, 1, max(1, milliseconds))
             if ready < 0, errno == EINTR { continue }
             guard ready > 0 else { continue }
+            if hidraw {
+                // One read, one report (a shorter one is zero-padded).
+                let count = report.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
+                if count < 0, errno == EINTR || errno == EAGAIN { continue }
+                guard count > 0 else { throw TokenMintError(.fido.transportError, "the device went away while reading") }
+                return report
+            }
             let count = report.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress! + filled, $0.count - filled, 0) }
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { throw TokenMintError(.fido.transportError, "the connection closed while reading") }

@@ -90,7 +90,7 @@ actor ClientPINState {
 
     /// setPIN (subcommand 0x03).
     func setPIN(_ version: PINUVAuthProtocol, peer: CBOR, newPinEnc: [UInt8], pinUvAuthParam: [UInt8]) throws(TokenMintError) {
-        guard try !isPINSet() else { throw .ctap(.notAllowed, "a PIN is set already: change it instead") }
+        guard try !isPINSet() else { throw .ctap(.pinAuthInvalid, "a PIN is set already: change it instead") }
         let shared = try sharedSecret(version, peer)
         guard try version.verify(shared, newPinEnc, pinUvAuthParam) else { throw .ctap(.pinAuthInvalid, "pinUvAuthParam does not authenticate newPinEnc") }
         let hash = try newPINHash(version, shared, newPinEnc)

@@ -26,7 +26,8 @@ struct CTAPTests {
             (0x02, .map([CBORMapEntry(key: .text("id"), value: .text("example.org"))])),
             (0x03, .map([CBORMapEntry(key: .text("id"), value: .bytes(user)), CBORMapEntry(key: .text("name"), value: .text("al"))])),
             (0x04, .array([.map([CBORMapEntry(key: .text("alg"), value: .int(-7)), CBORMapEntry(key: .text("type"), value: .text("public-key"))])])),
-            (0x07, .map([CBORMapEntry(key: .text("rk"), value: .bool(rk))])),
+            // A discoverable credential on a key with built-in UV is made verified (CTAP 2.1 §6.1.2 step 7).
+            (0x07, .map([CBORMapEntry(key: .text("rk"), value: .bool(rk))] + (rk ? [CBORMapEntry(key: .text("uv"), value: .bool(true))] : []))),
         ]
         if !exclude.isEmpty {
             entries.append((0x05, .array(exclude.map { .map([CBORMapEntry(key: .text("id"), value: .bytes($0)), CBORMapEntry(key: .text("type"), value: .text("public-key"))]) })))

@@ -36,7 +36,7 @@ struct ClientPINTests {
         await Self.expectStatus(.pinPolicyViolation) { try await session.setPIN("123", using: version) }
         try await session.setPIN("1234", using: version)
         #expect(try await session.getInfo().options["clientPin"] == true)
-        await Self.expectStatus(.notAllowed) { try await session.setPIN("5678", using: version) }
+        await Self.expectStatus(.pinAuthInvalid) { try await session.setPIN("5678", using: version) }
 
         // Without a token, a discoverable credential needs verification; a plain one does not (makeCredUvNotRqd).
         await Self.expectStatus(.pinUvAuthTokenRequired) {
@@ -97,7 +97,7 @@ struct ClientPINTests {
         let session = try await InProcessConnection(ctap).fido2Session()
         let info = try await session.getInfo()
         #expect(info.options["alwaysUv"] == true && info.options["makeCredUvNotRqd"] == false && info.pinUVAuthProtocols == [2, 1])
-        await Self.expectStatus(.pinNotSet) {
+        await Self.expectStatus(.pinUvAuthTokenRequired) {
             _ = try await session.makeCredential(clientDataHash: Self.hash(1), rp: (Self.rp, nil), user: ([1], "a", nil))
         }
         try await session.setPIN("2468")
@@ -151,7 +151,7 @@ struct ClientPINTests {
         }
         let ga = try await session.pinToken(pin: "1234", permissions: .getAssertion)
         await Self.expectStatus(.pinAuthInvalid) { _ = try await session.credentialMetadata(token: ga) }
-        let cm = try await session.pinToken(pin: "1234", permissions: .credentialManagement)
+        var cm = try await session.pinToken(pin: "1234", permissions: .credentialManagement)
         #expect(try await session.credentialMetadata(token: cm) == (3, SoftwareAuthenticator.defaultMaximumResidentCredentials - 3))
         #expect(try await session.relyingParties(token: cm) == ["a.example", "b.example"])
         let listed = try await session.credentials(rpID: "b.example", token: cm)
@@ -161,6 +161,9 @@ struct ClientPINTests {
         let assertion = try await session.getAssertion(rpID: "b.example", clientDataHash: Self.hash(9), allowList: [made[1].credentialID])
         #expect(listed[0].publicKey == made[1].authenticatorData.attestedCredential?.publicKey)
         #expect(listed[0].publicKey.isValidSignature(assertion.signature, for: assertion.authenticatorData.bytes + Self.hash(9)))
+        // That getAssertion, with user presence, used up the token in use (CTAP 2.1 §6.2.2 step 9).
+        await Self.expectStatus(.pinAuthInvalid) { _ = try await session.credentials(rpID: "b.example", token: cm) }
+        cm = try await session.pinToken(pin: "1234", permissions: .credentialManagement)
         #expect(try await session.credentials(rpID: "none.example", token: cm).isEmpty)
         // Update the user; a different user handle is refused.
         try await session.updateUser(credentialID: made[2].credentialID, userID: [3], name: "renamed", displayName: "Renamed", token: cm)
@@ -177,9 +180,10 @@ struct ClientPINTests {
         await Self.expectStatus(.noCredentials) {
             _ = try await session.getAssertion(rpID: "a.example", clientDataHash: Self.hash(1), allowList: [made[0].credentialID])
         }
-        // A token bound to one RP cannot list RPs.
+        // A token bound to one RP cannot list RPs or count credentials.
         let bound = try await session.pinToken(pin: "1234", permissions: .credentialManagement, rpID: "b.example")
         await Self.expectStatus(.pinAuthInvalid) { _ = try await session.relyingParties(token: bound) }
+        await Self.expectStatus(.pinAuthInvalid) { _ = try await session.credentialMetadata(token: bound) }
         #expect(try await session.credentials(rpID: "b.example", token: bound).count == 2)
     }
 

@@ -9,7 +9,12 @@ then fido2.ctap2.Ctap2, fido2.client.Fido2Client and fido2.server.Fido2Server.
 Attestation objects, authenticator data and signatures are checked with
 python-fido2's classes (AttestationObject, AuthenticatorData, CoseKey,
 fido2.attestation), never with TokenMint's code. The device is started and
-stopped here (a temporary folder holds its state and its socket).
+stopped here (a temporary folder holds its state and its socket); the groups
+from N on each start a fresh device of their own (a subfolder, its own
+--state, and --no-builtin-uv / --always-uv where said), run only when the
+first device lists a PIN/UV auth protocol in getInfo (0x06), and are printed
+as skipped, with the reason, when it does not (the device before ClientPIN).
+Section numbers are CTAP 2.1's.
 
 Checks, in order:
 
@@ -24,10 +29,13 @@ H  CTAPHID through python-fido2: INIT (nonce echoed, a fresh channel,
    ERR_CHANNEL_BUSY).
 C  CTAP2 through fido2.ctap2.Ctap2 (strict canonical-CBOR responses):
    getNextAssertion before any getAssertion -> NOT_ALLOWED; getInfo (versions
-   FIDO_2_0 and FIDO_2_1 and no U2F_V2, 16-byte AAGUID, options rk/up/uv true,
-   plat false, no clientPin/pinUvAuthToken, algorithms ES256 and EdDSA,
-   extensions exactly credBlob/credProtect/largeBlobKey/minPinLength,
-   1024 <= maxMsgSize <= 7609, maxCredBlobLength >= 32); selection;
+   FIDO_2_0 and FIDO_2_1 and no U2F_V2, 16-byte AAGUID, algorithms ES256 and
+   EdDSA, 1024 <= maxMsgSize <= 7609, maxCredBlobLength >= 32; with ClientPIN:
+   extensions exactly credBlob/credProtect/hmac-secret/largeBlobKey/
+   minPinLength, options exactly rk/up/uv/pinUvAuthToken/credMgmt/
+   makeCredUvNotRqd true, plat/clientPin false, pinUvAuthProtocols [2, 1],
+   minPINLength (0x0D) 4; before it: options rk/up/uv true, plat false, no
+   clientPin/pinUvAuthToken, the four extensions without hmac-secret); selection;
    makeCredential ES256 / EdDSA x rk false / true, each attestation object
    verified (AttestationObject round trip, rpIdHash, flags UP/UV/AT, AAGUID,
    COSE key algorithm, packed/none statement through fido2.attestation, and a
@@ -85,6 +93,92 @@ X  reset: authenticatorReset, then NO_CREDENTIALS for a credential made
    after one more restart the reset still holds; the last SIGTERM exits 0
    and removes the socket.
 
+Each group below starts with "a fresh device starts" (a check); a device
+that does not exit 0 on the SIGTERM at the group's end is a failure.
+N2, N1  ClientPIN (0x06) through python-fido2's ClientPin, once with PIN/UV
+   auth protocol 2 (PIN "1234") and once with 1 (PIN "ünï€": 4 code points
+   in 8 bytes), each on a fresh --no-builtin-uv device: getInfo (no uv,
+   clientPin false), getPINRetries 8, getKeyAgreement a P-256 COSE key, the
+   same twice; before a PIN: a zero-length pinUvAuthParam -> PIN_NOT_SET at
+   makeCredential and getAssertion (§6.1.2, §6.2.2 step 1), no token for any
+   PIN, retries untouched; getPinUvAuthTokenUsingUvWithPermissions refused
+   and uv=true -> INVALID_OPTION (no built-in UV, §6.1.2 step 5, §6.2.2 step
+   4); setPIN of 3 code points in 6 bytes and of 64 bytes ->
+   PIN_POLICY_VIOLATION, with a wrong pinUvAuthParam -> PIN_AUTH_INVALID;
+   setPIN -> clientPin true, and again -> PIN_AUTH_INVALID (§6.5.5.5);
+   getPinToken (0x05) tokens usable for makeCredential and getAssertion (UV
+   set); getPinUvAuthTokenUsingPinWithPermissions: permissions 0 ->
+   INVALID_PARAMETER, be / lbw / acfg -> UNAUTHORIZED_PERMISSION (no PIN try
+   counted), mc / ga / cm served and usable (cm: getCredsMetadata); a token
+   without mc or ga -> PIN_AUTH_INVALID; a token bound to an rpId ->
+   PIN_AUTH_INVALID for another RP; a getAssertion up=false keeps the token's
+   permissions (UV set, UP clear) and binds an unbound token to its RP
+   (§6.2.2 steps 6.1, 9); a wrong pinUvAuthParam -> PIN_AUTH_INVALID,
+   pinUvAuthProtocol 3 -> INVALID_PARAMETER, none -> MISSING_PARAMETER, a
+   zero-length one -> PIN_INVALID, the token still good after them; mc / ga
+   used up by one makeCredential / getAssertion, a new token works; with a
+   PIN and no token: a non-discoverable makeCredential works (UV clear,
+   makeCredUvNotRqd), a discoverable one -> PUAT_REQUIRED, getAssertion works
+   (UV clear, user id only); changePIN: tokens from before and the old PIN
+   refused, the new PIN works, a wrong current PIN -> PIN_INVALID, a 64-byte
+   new PIN -> PIN_POLICY_VIOLATION; a wrong PIN -> PIN_INVALID, retries 7, a
+   new key agreement key, the right PIN -> 8, a right PIN ends a run of
+   mismatches; retries survive a restart on the same --state; 3 wrong PINs in
+   a row -> PIN_AUTH_BLOCKED, then the right PIN (0x09 and 0x05), changePIN
+   and a wrong PIN -> PIN_AUTH_BLOCKED without counting, getPINRetries still
+   answers; a restart (power cycle) lifts it; retries down to 0 ->
+   PIN_BLOCKED, the right PIN and changePIN too, also after one more restart;
+   reset: clientPin false, retries 8, credentials gone, zero-length
+   pinUvAuthParam -> PIN_NOT_SET, a new PIN and its token work.
+U  built-in user verification (a fresh device, no flags): getInfo, getUVRetries
+   > 0 with both protocols, getPINRetries 8;
+   getPinUvAuthTokenUsingUvWithPermissions with protocol 2 and with 1:
+   permissions 0 / be / lbw / acfg
+   refused, an RP-bound mc token refused for another RP, mc / ga tokens set UV,
+   a cm token reads getCredsMetadata; no PIN: a discoverable makeCredential
+   without uv or a token -> OPERATION_DENIED (§6.1.2 step 7: protected by
+   built-in UV, clientPin not true), with uv=true it works; PIN set: getInfo
+   clientPin true and uv true, the same request -> PUAT_REQUIRED, uv=true, a
+   PIN token and a UV token still work.
+A  --always-uv (getInfo alwaysUv true, makeCredUvNotRqd false): with built-in
+   UV, makeCredential and getAssertion without uv or a token verify the user
+   (UV set, §6.1.2 step 6, §6.2.2 step 5), getAssertion up=false stays
+   without UV; with --no-builtin-uv too: no PIN -> PUAT_REQUIRED for both,
+   PIN set -> PUAT_REQUIRED without a token, UV set with one.
+M  authenticatorCredentialManagement (0x0A) through python-fido2's
+   CredentialManagement, on a fresh --no-builtin-uv device with a PIN: no
+   discoverable credential: getCredsMetadata 0 and a remaining count,
+   enumerateRPsBegin / enumerateCredentialsBegin -> NO_CREDENTIALS; no
+   pinUvAuthParam -> PUAT_REQUIRED, a wrong one or a token without cm ->
+   PIN_AUTH_INVALID, a protocol 1 token works; 3 discoverable credentials (2
+   RPs; credProtect 2 + largeBlobKey, EdDSA) and a non-discoverable one:
+   existing 3, remaining 3 fewer; enumerateRPs: 2, rp.id, rpIDHash, totalRPs,
+   then NOT_ALLOWED; enumerateCredentials: user (id, name, displayName),
+   credentialID, publicKey, totalCredentials, credProtect 2 (1 or absent
+   otherwise), largeBlobKey = makeCredential's (absent otherwise), then
+   NOT_ALLOWED, NO_CREDENTIALS for an RP without any; each enumerated
+   publicKey verifies its credential's assertion; a cm token bound to an RP
+   (§6.8): that RP's credentials only (another RP's enumeration and delete,
+   getCredsMetadata, enumerateRPsBegin -> PIN_AUTH_INVALID);
+   updateUserInformation seen in enumeration and in getAssertion's user
+   (two accounts, UV); deleteCredential: NO_CREDENTIALS for it (allow list
+   and discoverable), existing 2, remaining 1 more, 1 RP, deleting it again
+   -> NO_CREDENTIALS.
+E  hmac-secret (§12.5) through python-fido2's HmacSecretExtension on a fresh
+   device: makeCredential hmac-secret true (hmacCreateSecret); 32-byte
+   outputs (48 with protocol 2's IV), stable per salt, another for another
+   salt; two salts give each salt's own output; with UV (uv=true, or a UV
+   token) other outputs, the same either way; protocol 1 gives protocol 2's
+   outputs; Fido2Client's prf (enabled; its results = hmac-secret of the PRF
+   salts with UV) and hmacCreateSecret / hmacGetSecret likewise.
+W  Fido2Client + Fido2Server with a PIN (a fresh --no-builtin-uv device, a
+   UserInteraction that types it): register (rk and uv required) asks once
+   for mc on example.org; authenticate with an allow list and discoverably
+   asks for ga; a non-discoverable registration with uv discouraged asks
+   nothing (UV clear); a discoverable one with uv discouraged gets
+   PUAT_REQUIRED, Fido2Client asks and retries (UV set); a wrong PIN typed ->
+   ClientError caused by PIN_INVALID, retries 7, then the right one -> 8.
+
 The CLI comes from $TOKENMINT (default .build/debug/tokenmint). One line per
 check, then `N passed, M failed`; exits 1 on any failure.
 """
@@ -102,19 +196,26 @@ import tempfile
 import threading
 import time
 
+from cryptography.hazmat.primitives.asymmetric import ec
 from fido2 import cbor
 from fido2.attestation import Attestation, AttestationType, InvalidSignature
-from fido2.client import DefaultClientDataCollector, Fido2Client, UserInteraction
+from fido2.client import ClientError, DefaultClientDataCollector, Fido2Client, UserInteraction
 from fido2.cose import CoseKey, EdDSA, ES256
 from fido2.ctap import CtapError
-from fido2.ctap2 import Ctap2
+from fido2.ctap2 import ClientPin, CredentialManagement, Ctap2, Info, PinProtocolV1, PinProtocolV2
+from fido2.ctap2.extensions import HmacSecretExtension
 from fido2.hid import CAPABILITY, CTAPHID, ConnectionFailure, CtapHidDevice
 from fido2.hid.base import CtapHidConnection, HidDescriptor
 from fido2.server import Fido2Server
 from fido2.webauthn import (
     AttestationObject,
     AuthenticatorData,
+    PublicKeyCredentialCreationOptions,
+    PublicKeyCredentialDescriptor,
+    PublicKeyCredentialParameters,
+    PublicKeyCredentialRequestOptions,
     PublicKeyCredentialRpEntity,
+    PublicKeyCredentialType,
     PublicKeyCredentialUserEntity,
     ResidentKeyRequirement,
     UserVerificationRequirement,
@@ -319,9 +420,11 @@ class RawHost:
 # ---- the device process ------------------------------------------------------
 
 class DeviceProcess:
-    """`tokenmint fido2 device` in a folder of its own."""
+    """`tokenmint fido2 device` in a folder of its own, with extra flags
+    (--no-builtin-uv, --always-uv) if given."""
 
-    def __init__(self, root):
+    def __init__(self, root, flags=()):
+        self.flags = list(flags)
         self.socket_path = os.path.join(root, "ctap.sock")
         self.state = os.path.join(root, "state")
         self.log_path = os.path.join(root, "device.log")
@@ -349,7 +452,8 @@ class DeviceProcess:
             try:
                 with open(self.log_path, "a") as log:
                     self.proc = subprocess.Popen(
-                        [TOKENMINT, "fido2", "device", "--socket", self.socket_path, "--state", self.state],
+                        [TOKENMINT, "fido2", "device", "--socket", self.socket_path, "--state", self.state,
+                         *self.flags],
                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, text=True)
             except OSError as e:
                 problem = f"cannot run {TOKENMINT}: {e}"
@@ -367,7 +471,10 @@ class DeviceProcess:
             except subprocess.TimeoutExpired:
                 self.kill()
                 code = "still running, killed"
+            self.proc = None
             problem = f"no 'listening on' line (exit {code}); stderr: {self.stderr_tail()}"
+            if code == 2 and "Usage:" in self.stderr_tail():
+                break  # its arguments were refused (an unknown flag): a retry would say the same
         raise Fail(problem)
 
     def stop(self):
@@ -392,7 +499,9 @@ class DeviceProcess:
 
 class Ctx:
     def __init__(self, root):
+        self.root = root
         self.device = DeviceProcess(root)
+        self.pin_capable = None  # getInfo lists a PIN/UV auth protocol (None: never asked)
         self.dev = None         # python-fido2 CtapHidDevice of the first host
         self.dev2 = None        # ... of the second host
         self.ctap = None        # Ctap2 on it
@@ -566,26 +675,73 @@ def c_next_first(ctx):
 
 
 def c_info(ctx):
+    """The getInfo of the device with ClientPIN when it lists a PIN/UV auth
+    protocol, else the one from before (no clientPin, no hmac-secret)."""
     info = ctx.ctap.get_info()
     ctx.info = info
-    expect({"FIDO_2_0", "FIDO_2_1"} <= set(info.versions), f"versions {info.versions}")
+    if info.pin_uv_protocols:
+        check_pin_info(ctx.ctap, builtin_uv=True)
+    else:
+        check_info_before_pin(info)
     expect("U2F_V2" not in info.versions, "U2F_V2 listed, but CTAPHID_MSG is not served (NMSG)")
     expect(len(bytes(info.aaguid)) == 16, f"AAGUID of {len(bytes(info.aaguid))} bytes")
+
+
+def check_info_before_pin(info):
+    """getInfo of the device before ClientPIN was served."""
+    expect({"FIDO_2_0", "FIDO_2_1"} <= set(info.versions), f"versions {info.versions}")
     opts = info.options
     for name in ("rk", "up", "uv"):
         expect(opts.get(name) is True, f"option {name} is {opts.get(name)!r}, expected true")
     expect(opts.get("plat") is False, f"option plat is {opts.get('plat')!r}, expected false")
     for name in ("clientPin", "pinUvAuthToken"):
-        expect(name not in opts, f"option {name} listed (clientPIN is not served yet)")
-    algs = [a.get("alg") for a in info.algorithms]
-    expect(-7 in algs and -8 in algs, f"algorithms {info.algorithms}")
-    expect(all(a.get("type") == "public-key" for a in info.algorithms), f"algorithms {info.algorithms}")
+        expect(name not in opts, f"option {name} listed without a PIN/UV auth protocol")
+    check_algorithms_and_sizes(info)
     want = ["credBlob", "credProtect", "largeBlobKey", "minPinLength"]
     expect(sorted(info.extensions) == want and len(info.extensions) == 4,
            f"extensions {info.extensions}, expected {want} in any order")
+
+
+def check_algorithms_and_sizes(info):
+    algs = [a.get("alg") for a in info.algorithms]
+    expect(-7 in algs and -8 in algs, f"algorithms {info.algorithms}")
+    expect(all(a.get("type") == "public-key" for a in info.algorithms), f"algorithms {info.algorithms}")
     expect(1024 <= info.max_msg_size <= LARGEST_MESSAGE,
            f"maxMsgSize {info.max_msg_size}, expected 1024..{LARGEST_MESSAGE}")
     expect(info.max_cred_blob_length >= 32, f"maxCredBlobLength {info.max_cred_blob_length}, at least 32")
+
+
+def check_pin_info(ctap, builtin_uv=True, always_uv=False, client_pin=False):
+    """getInfo of the device with ClientPIN, read raw (python-fido2's Info
+    fills in minPINLength 4 when it is absent): versions, the five
+    extensions, the exact option set for the flags the device runs with,
+    pinUvAuthProtocols [2, 1] (0x06), minPINLength 4 (0x0D)."""
+    raw = ctap.send_cbor(Ctap2.CMD.GET_INFO)
+    info = Info.from_dict(raw)
+    problems = []
+    if not {"FIDO_2_0", "FIDO_2_1"} <= set(info.versions):
+        problems.append(f"versions {info.versions}")
+    if sorted(info.extensions) != NEW_EXTENSIONS or len(info.extensions) != len(NEW_EXTENSIONS):
+        problems.append(f"extensions {info.extensions}, expected {NEW_EXTENSIONS} in any order")
+    opts = dict(info.options)
+    uv = opts.pop("uv", None)
+    if builtin_uv and uv is not True:
+        problems.append(f"option uv {uv!r}, expected true (built-in user verification)")
+    if not builtin_uv and uv not in (None, False):
+        problems.append(f"option uv {uv!r} with {NO_BUILTIN_UV}, expected absent or false")
+    want = {"rk": True, "up": True, "plat": False, "clientPin": client_pin, "pinUvAuthToken": True,
+            "credMgmt": True, "makeCredUvNotRqd": not always_uv}
+    if always_uv:
+        want["alwaysUv"] = True
+    if opts != want:
+        problems.append(f"options (uv aside) {opts}, expected exactly {want}")
+    if raw.get(0x06) != [2, 1]:
+        problems.append(f"pinUvAuthProtocols (0x06) {raw.get(0x06)!r}, expected [2, 1]")
+    if raw.get(0x0D) != 4:
+        problems.append(f"minPINLength (0x0D) {raw.get(0x0D)!r}, expected 4")
+    expect(not problems, "; ".join(problems))
+    check_algorithms_and_sizes(info)
+    return info
 
 
 def c_selection(ctx):
@@ -1071,25 +1227,34 @@ def w_register(ctx):
 
 
 def w_authenticate(ctx, discoverable):
-    expect("cred" in ctx.web, "needs the Fido2Client registration")
-    server, client = web_server(), web_client(ctx)
-    creds = [ctx.web["cred"]]
+    web_authenticate(web_client(ctx), ctx.web, discoverable)
+
+
+def web_authenticate(client, web, discoverable, extensions=None):
+    """Fido2Server.authenticate_begin (user verification required) ->
+    client.get_assertion -> authenticate_complete for the credential in
+    `web`; returns the response."""
+    expect("cred" in web, "needs the Fido2Client registration")
+    server = web_server()
+    creds = [web["cred"]]
     options, state = server.authenticate_begin(None if discoverable else creds,
-                                               user_verification=UserVerificationRequirement.REQUIRED)
+                                               user_verification=UserVerificationRequirement.REQUIRED,
+                                               extensions=extensions)
     selection = client.get_assertion(options.public_key)
     responses = [selection.get_response(i) for i in range(len(selection.get_assertions()))]
-    mine = [r for r in responses if r.raw_id == ctx.web["cred"].credential_id]
+    mine = [r for r in responses if r.raw_id == web["cred"].credential_id]
     expect(len(mine) == 1, f"{len(responses)} responses, {len(mine)} for the registered credential")
     resp = mine[0]
     got = server.authenticate_complete(state, creds, resp)
-    expect(got.credential_id == ctx.web["cred"].credential_id, "authenticate_complete picked another credential")
+    expect(got.credential_id == web["cred"].credential_id, "authenticate_complete picked another credential")
     ad = resp.response.authenticator_data
     expect(ad.is_user_verified(), "UV not set")
-    expect(ad.counter > ctx.web["counter"], f"signCount {ad.counter} not above {ctx.web['counter']}")
-    ctx.web["counter"] = ad.counter
+    expect(ad.counter > web["counter"], f"signCount {ad.counter} not above {web['counter']}")
+    web["counter"] = ad.counter
     if discoverable:
-        expect(resp.response.user_handle == ctx.web["user"].id,
-               f"user handle {resp.response.user_handle!r}, expected {ctx.web['user'].id.hex()}")
+        expect(resp.response.user_handle == web["user"].id,
+               f"user handle {resp.response.user_handle!r}, expected {web['user'].id.hex()}")
+    return resp
 
 
 def w_extensions(ctx):
@@ -1178,6 +1343,1045 @@ def x_after_restart(ctx):
     expect(a.credential["id"] == cred["id"], "the credential made after the reset is gone")
 
 
+# ---- devices of their own: ClientPIN, tokens, credential management, hmac-secret ----
+
+P = ClientPin.PERMISSION
+MC, GA, CM = P.MAKE_CREDENTIAL, P.GET_ASSERTION, P.CREDENTIAL_MGMT
+BE, LBW, ACFG = P.BIO_ENROLL, P.LARGE_BLOB_WRITE, P.AUTHENTICATOR_CFG
+PROTOCOLS = {2: PinProtocolV2, 1: PinProtocolV1}
+CMD = ClientPin.CMD
+CRED = CredentialManagement.RESULT
+NO_BUILTIN_UV, ALWAYS_UV = "--no-builtin-uv", "--always-uv"
+NEW_EXTENSIONS = ["credBlob", "credProtect", "hmac-secret", "largeBlobKey", "minPinLength"]
+WRONG_PIN = "not-the-pin"
+HMAC = HmacSecretExtension(allow_hmac_secret=True)
+
+
+class Side:
+    """A `fido2 device` of one group's own: a fresh --state, its flags, one
+    host. `pin` is the PIN set on it (None before), `proto` the PIN/UV auth
+    protocol its checks use."""
+
+    def __init__(self, root, name, flags=(), proto=2):
+        folder = os.path.join(root, name)
+        os.makedirs(folder, exist_ok=True)
+        self.device = DeviceProcess(folder, flags)
+        self.dev = self.ctap = None
+        self.proto = PROTOCOLS[proto]()
+        self.pin = None
+        self.creds = {}
+        self.web = {}
+        self.notes = {}
+
+    def start(self):
+        line = self.device.start()
+        expect(line == f"listening on {self.device.socket_path}",
+               f"first stdout line {line!r}; stderr: {self.device.stderr_tail()}")
+        self.dev = open_device(self.device.socket_path)
+        self.ctap = Ctap2(self.dev)
+
+    def close(self):
+        if self.dev is not None:
+            try:
+                self.dev.close()
+            except Exception:
+                pass
+        self.dev = self.ctap = None
+
+    def restart(self):
+        """A power cycle: SIGTERM, then the same --state again."""
+        self.close()
+        code = self.device.stop()
+        expect(code == 0, f"exit code {code} after SIGTERM; stderr: {self.device.stderr_tail()}")
+        self.start()
+
+    def finish(self):
+        """Stops the device; returns a problem, or None (also when it is not
+        running: a device that did not start or exited was reported then)."""
+        self.close()
+        if self.device.proc is None or self.device.proc.poll() is not None:
+            self.device.proc = None
+            return None
+        code = self.device.stop()
+        return None if code == 0 else f"exit code {code} after SIGTERM; stderr: {self.device.stderr_tail()}"
+
+    def client_pin(self, proto=None):
+        return ClientPin(self.ctap, proto or self.proto)
+
+    def set_pin(self, pin):
+        self.client_pin().set_pin(pin)
+        self.pin = pin
+
+    def token(self, permissions=MC | GA, rp_id=None, pin=None, proto=None):
+        """getPinUvAuthTokenUsingPinWithPermissions (0x09)."""
+        return self.client_pin(proto).get_pin_token(self.pin if pin is None else pin, permissions, rp_id)
+
+    def wrong_pin(self):
+        return self.token(MC | GA, pin=WRONG_PIN)
+
+    def retries(self, proto=None):
+        """(pinRetries, powerCycleState)"""
+        return self.client_pin(proto).get_pin_retries()
+
+    def key_agreement(self, proto=None):
+        proto = proto or self.proto
+        return self.ctap.client_pin(proto.VERSION, CMD.GET_KEY_AGREEMENT)[ClientPin.RESULT.KEY_AGREEMENT]
+
+    def credman(self, permissions=CM, rp_id=None, proto=None):
+        """CredentialManagement with a fresh token (a token also loses its
+        permissions to any makeCredential or getAssertion with up)."""
+        proto = proto or self.proto
+        return CredentialManagement(self.ctap, proto, self.token(permissions, rp_id, proto=proto))
+
+
+def refuse(code, what, fn, *args, **kwargs):
+    """Runs fn, which must raise CtapError `code` (a code, a tuple of codes,
+    or None for any); returns the code it raised."""
+    try:
+        fn(*args, **kwargs)
+    except CtapError as e:
+        if code is not None:
+            codes = code if isinstance(code, tuple) else (code,)
+            expect(e.code in codes, f"{what}: {err_name(e.code)}, expected "
+                   + " or ".join(err_name(c) for c in codes))
+        return e.code
+    want = "an error" if code is None else " or ".join(
+        err_name(c) for c in (code if isinstance(code, tuple) else (code,)))
+    raise Fail(f"{what}: succeeded, expected {want}")
+
+
+def expect_retries(side, n, what=""):
+    got, power = side.retries()
+    expect(got == n, f"{what + ': ' if what else ''}getPINRetries {got}, expected {n}")
+    return power
+
+
+def expect_flags(ad, up, uv, what):
+    got = (bool(ad.flags & FLAG.UP), bool(ad.flags & FLAG.UV))
+    expect(got == (up, uv), f"{what}: flags UP={got[0]} UV={got[1]}, expected UP={up} UV={uv}")
+
+
+def mk(side, rp_id, *, uid=None, alg=-7, rk=False, uv=None, token=None, proto=None, extensions=None,
+       name="user", **raw):
+    """makeCredential on a side device, pinUvAuthParam from `token` (or
+    pin_uv_param / pin_uv_protocol as given in raw); the attestation
+    statement verified. Returns (response, credential)."""
+    proto = proto or side.proto
+    cdh = os.urandom(32)
+    uid = uid or os.urandom(16)
+    options = {"rk": True} if rk else {}
+    if uv is not None:
+        options["uv"] = uv
+    kwargs = {}
+    if token is not None:
+        kwargs = {"pin_uv_param": proto.authenticate(token, cdh), "pin_uv_protocol": proto.VERSION}
+    kwargs.update(raw)
+    resp = side.ctap.make_credential(cdh, {"id": rp_id, "name": rp_id}, user(uid, name), [PARAMS[alg]],
+                                     extensions=extensions, options=options or None, **kwargs)
+    try:
+        Attestation.for_type(resp.fmt)().verify(resp.att_stmt, resp.auth_data, cdh)
+    except Exception as e:
+        raise Fail(f"makeCredential for {rp_id}: fido2.attestation {resp.fmt} refused it: {type(e).__name__}: {e}")
+    cd = resp.auth_data.credential_data
+    cred = {"id": cd.credential_id, "key": cd.public_key, "rp": rp_id, "user": uid, "name": name,
+            "counter": resp.auth_data.counter, "large_blob_key": resp.large_blob_key}
+    return resp, cred
+
+
+def ga(side, rp_id, cred=None, *, uv=None, up=None, token=None, proto=None, extensions=None, **raw):
+    """getAssertion on a side device, with an allow list of `cred` if given
+    (then the signature is verified with its key), pinUvAuthParam from
+    `token` or raw. Returns (assertion, clientDataHash)."""
+    proto = proto or side.proto
+    cdh = os.urandom(32)
+    options = {}
+    if uv is not None:
+        options["uv"] = uv
+    if up is not None:
+        options["up"] = up
+    kwargs = {}
+    if token is not None:
+        kwargs = {"pin_uv_param": proto.authenticate(token, cdh), "pin_uv_protocol": proto.VERSION}
+    kwargs.update(raw)
+    a = side.ctap.get_assertion(rp_id, cdh, [desc(cred["id"])] if cred else None, extensions=extensions,
+                                options=options or None, **kwargs)
+    if cred is not None:
+        expect(a.credential["id"] == cred["id"], f"getAssertion for {rp_id} names another credential")
+        try:
+            a.verify(cdh, cred["key"])
+        except Exception as e:
+            raise Fail(f"getAssertion for {rp_id}: the signature does not verify: {type(e).__name__} {e}")
+    return a, cdh
+
+
+def check_key_agreement(key):
+    expect(key.get(1) == 2 and key.get(3) == -25 and key.get(-1) == 1,
+           f"keyAgreement kty/alg/crv {key.get(1)}/{key.get(3)}/{key.get(-1)}, expected 2/-25/1 (EC2, "
+           "ECDH-ES+HKDF-256, P-256)")
+    x, y = key.get(-2), key.get(-3)
+    expect(isinstance(x, bytes) and isinstance(y, bytes) and len(x) == len(y) == 32, "keyAgreement x/y not 32 bytes")
+    try:
+        ec.EllipticCurvePublicNumbers(int.from_bytes(x, "big"), int.from_bytes(y, "big"), ec.SECP256R1()).public_key()
+    except ValueError as e:
+        raise Fail(f"keyAgreement is not a P-256 point: {e}")
+
+
+def raw_set_pin(side, pin_bytes, tamper=False):
+    """setPIN built here (python-fido2's set_pin refuses PINs under 4
+    characters before sending them)."""
+    key_agreement, shared = side.client_pin()._get_shared_secret()
+    enc = side.proto.encrypt(shared, pin_bytes.ljust(64, b"\0"))
+    param = side.proto.authenticate(shared, enc)
+    if tamper:
+        param = bytes([param[0] ^ 0x01]) + param[1:]
+    side.ctap.client_pin(side.proto.VERSION, CMD.SET_PIN, key_agreement=key_agreement, new_pin_enc=enc,
+                         pin_uv_param=param)
+
+
+def client_pin_option(side):
+    return side.ctap.get_info().options.get("clientPin")
+
+
+def side_group(root, letter, name, flags, steps, proto=2):
+    """Starts a fresh device (its own --state, `flags`) and runs `steps`, each
+    (title, fn, *args) called as fn(side, *args) and counted as one check."""
+    side = Side(root, name, flags, proto)
+    shown = " ".join(flags) if flags else "no flags"
+    try:
+        if not checks.group(f"{letter}: a fresh device ({shown}) starts", side.start):
+            return
+        for title, fn, *args in steps:
+            checks.group(f"{letter}: {title}", fn, side, *args)
+    finally:
+        try:
+            problem = side.finish()
+        except Exception as e:
+            problem = f"{type(e).__name__}: {e}"
+        if problem:
+            checks.fail(f"{letter}: stopping the device ({shown}): {problem}")
+        side.device.kill()
+
+
+# ---- N: ClientPIN, per PIN/UV auth protocol (a device without built-in UV) ----
+
+def n_fresh(side):
+    check_pin_info(side.ctap, builtin_uv=False, client_pin=False)
+    power = expect_retries(side, 8, "fresh")
+    expect(not power, f"powerCycleState {power!r} on a fresh device")
+    first, again = side.key_agreement(), side.key_agreement()
+    check_key_agreement(first)
+    expect(first == again, "two getKeyAgreement calls gave two keys (CTAP 2.1 §6.5.6: initialize() at power-up, "
+           "regenerate() on a PIN mismatch)")
+
+
+def n_no_pin(side):
+    v = side.proto.VERSION
+    refuse(ERR.PIN_NOT_SET, "makeCredential with a zero-length pinUvAuthParam (§6.1.2 step 1)",
+           mk, side, "nopin.example.com", pin_uv_param=b"", pin_uv_protocol=v)
+    refuse(ERR.PIN_NOT_SET, "getAssertion with a zero-length pinUvAuthParam (§6.2.2 step 1)",
+           ga, side, "nopin.example.com", pin_uv_param=b"", pin_uv_protocol=v)
+    refuse(None, "getPinUvAuthTokenUsingPinWithPermissions with no PIN set", side.token, MC | GA, pin="1234")
+    refuse(None, "getPinToken (0x05) with no PIN set", side.client_pin().get_pin_token, "1234")
+    expect_retries(side, 8, "after the token requests without a PIN")
+
+
+def n_no_builtin_uv(side):
+    refuse(None, "getPinUvAuthTokenUsingUvWithPermissions without built-in UV",
+           side.client_pin().get_uv_token, MC, "nouv.example.com")
+    refuse(ERR.INVALID_OPTION, "makeCredential uv=true without built-in UV (§6.1.2 step 5)",
+           mk, side, "nouv.example.com", uv=True)
+    refuse(ERR.INVALID_OPTION, "getAssertion uv=true without built-in UV (§6.2.2 step 4)",
+           ga, side, "nouv.example.com", uv=True)
+
+
+def n_set_pin_policy(side, pin):
+    refuse(ERR.PIN_POLICY_VIOLATION, "setPIN 'ééé' (3 code points in 6 bytes)", raw_set_pin, side, "ééé".encode())
+    refuse(ERR.PIN_POLICY_VIOLATION, "setPIN of 64 bytes", raw_set_pin, side, b"7" * 64)
+    refuse(ERR.PIN_AUTH_INVALID, "setPIN with a wrong pinUvAuthParam", raw_set_pin, side, pin.encode(), tamper=True)
+    expect(client_pin_option(side) is False, f"clientPin {client_pin_option(side)!r} after refused setPINs")
+    expect_retries(side, 8)
+
+
+def n_set_pin(side, pin):
+    side.set_pin(pin)
+    expect(client_pin_option(side) is True, f"clientPin {client_pin_option(side)!r} after setPIN")
+    expect_retries(side, 8, "after setPIN")
+    # CTAP 2.1 §6.5.5.5: "If a PIN has already been set, authenticator
+    # returns CTAP2_ERR_PIN_AUTH_INVALID error."
+    refuse(ERR.PIN_AUTH_INVALID, "setPIN while a PIN is set (§6.5.5.5)", side.client_pin().set_pin, "55555")
+    side.token(GA)  # python-fido2 checks its length (32 bytes; 16 or 32 with protocol 1)
+
+
+def n_legacy_token(side):
+    token = side.client_pin().get_pin_token(side.pin)  # no permissions: getPinToken (0x05), mc+ga
+    resp, cred = mk(side, "legacy.example.com", rk=True, token=token)
+    expect_flags(resp.auth_data, True, True, "makeCredential with a getPinToken token")
+    side.creds["legacy"] = cred
+    token = side.client_pin().get_pin_token(side.pin)
+    a, _ = ga(side, "legacy.example.com", cred, token=token)
+    expect_flags(a.auth_data, True, True, "getAssertion with a getPinToken token")
+
+
+def n_permissions_refused(side):
+    refuse(ERR.INVALID_PARAMETER, "permissions 0", side.token, P(0))
+    for perm, name in ((BE, "be"), (LBW, "lbw"), (ACFG, "acfg")):
+        refuse(ERR.UNAUTHORIZED_PERMISSION, f"permission {name} (0x{int(perm):02x})", side.token, perm)
+    expect_retries(side, 8, "after the refused permissions (no PIN try counted)")
+
+
+def n_permissions_served(side):
+    resp, cred = mk(side, "perm.example.com", rk=True, token=side.token(MC), name="perm")
+    expect_flags(resp.auth_data, True, True, "makeCredential with an mc token")
+    side.creds["perm"] = cred
+    a, _ = ga(side, "perm.example.com", cred, token=side.token(GA))
+    expect_flags(a.auth_data, True, True, "getAssertion with a ga token")
+    count = side.credman().get_metadata()[CRED.EXISTING_CRED_COUNT]
+    expect(count == 2, f"getCredsMetadata with a cm token: {count} discoverable credentials, expected 2")
+
+
+def n_permission_missing(side):
+    cred = side.creds["perm"]
+    refuse(ERR.PIN_AUTH_INVALID, "makeCredential with a ga-only token",
+           mk, side, "perm.example.com", token=side.token(GA))
+    refuse(ERR.PIN_AUTH_INVALID, "getAssertion with an mc-only token",
+           ga, side, "perm.example.com", cred, token=side.token(MC))
+    token = side.token(CM)
+    refuse(ERR.PIN_AUTH_INVALID, "makeCredential with a cm-only token", mk, side, "perm.example.com", token=token)
+    refuse(ERR.PIN_AUTH_INVALID, "getAssertion with a cm-only token", ga, side, "perm.example.com", cred, token=token)
+
+
+def n_rp_bound(side):
+    token = side.token(MC | GA, "a.example.com")
+    refuse(ERR.PIN_AUTH_INVALID, "makeCredential for b.example.com with a token for a.example.com",
+           mk, side, "b.example.com", token=token)
+    resp, cred_a = mk(side, "a.example.com", token=token)
+    expect_flags(resp.auth_data, True, True, "makeCredential for the token's RP")
+    _, cred_b = mk(side, "b.example.com", token=side.token(MC, "b.example.com"))
+    side.creds["a"], side.creds["b"] = cred_a, cred_b
+    token = side.token(GA, "a.example.com")
+    refuse(ERR.PIN_AUTH_INVALID, "getAssertion for b.example.com with a token for a.example.com",
+           ga, side, "b.example.com", cred_b, token=token)
+    a, _ = ga(side, "a.example.com", cred_a, token=token)
+    expect_flags(a.auth_data, True, True, "getAssertion for the token's RP")
+
+
+def n_up_false(side):
+    """CTAP 2.1 §6.2.2: a token without an RP ID takes the rpId of its first
+    use (step 6.1); permissions are cleared only when up is true (step 9).
+    python-fido2's Fido2Client relies on both (an up=false probe of the
+    allow list, then the real getAssertion with the same token)."""
+    cred_a, cred_b = side.creds["a"], side.creds["b"]
+    token = side.token(GA)
+    a, _ = ga(side, "a.example.com", cred_a, up=False, token=token)
+    expect_flags(a.auth_data, False, True, "getAssertion up=false with a token")
+    refuse(ERR.PIN_AUTH_INVALID, "the token, bound to a.example.com by its first use, for b.example.com",
+           ga, side, "b.example.com", cred_b, token=token)
+    a, _ = ga(side, "a.example.com", cred_a, token=token)
+    expect_flags(a.auth_data, True, True, "getAssertion with the token after its up=false use")
+    refuse(ERR.PIN_AUTH_INVALID, "the token once more after an up=true getAssertion",
+           ga, side, "a.example.com", cred_a, token=token)
+
+
+def n_bad_param(side):
+    cred, v = side.creds["a"], side.proto.VERSION
+    token = side.token(MC | GA)
+    bogus = os.urandom(len(side.proto.authenticate(token, b"x")))
+    for what, call in (("makeCredential", lambda **kw: mk(side, "a.example.com", **kw)),
+                       ("getAssertion", lambda **kw: ga(side, "a.example.com", cred, **kw))):
+        refuse(ERR.PIN_AUTH_INVALID, f"{what} with a wrong pinUvAuthParam", call, pin_uv_param=bogus, pin_uv_protocol=v)
+        refuse(ERR.INVALID_PARAMETER, f"{what} with pinUvAuthProtocol 3", call, pin_uv_param=bogus, pin_uv_protocol=3)
+        refuse(ERR.MISSING_PARAMETER, f"{what} with a pinUvAuthParam and no pinUvAuthProtocol", call,
+               pin_uv_param=bogus)
+        refuse(ERR.PIN_INVALID, f"{what} with a zero-length pinUvAuthParam, PIN set", call, pin_uv_param=b"",
+               pin_uv_protocol=v)
+    resp, _ = mk(side, "a.example.com", token=token)
+    expect_flags(resp.auth_data, True, True, "makeCredential with the token after the refused requests")
+    expect_retries(side, 8, "after the refused requests (none is a PIN try)")
+
+
+def n_used_up(side):
+    cred = side.creds["a"]
+    token = side.token(MC | GA)
+    mk(side, "a.example.com", token=token)
+    refuse(ERR.PIN_AUTH_INVALID, "getAssertion with an mc+ga token a makeCredential used",
+           ga, side, "a.example.com", cred, token=token)
+    refuse(ERR.PIN_AUTH_INVALID, "a second makeCredential with it", mk, side, "a.example.com", token=token)
+    token = side.token(GA)
+    ga(side, "a.example.com", cred, token=token)
+    refuse(ERR.PIN_AUTH_INVALID, "a second getAssertion with the same token", ga, side, "a.example.com", cred,
+           token=token)
+    a, _ = ga(side, "a.example.com", cred, token=side.token(GA))
+    expect_flags(a.auth_data, True, True, "getAssertion with a new token")
+
+
+def n_no_token(side):
+    resp, cred = mk(side, "plain.example.com")
+    expect_flags(resp.auth_data, True, False, "non-discoverable makeCredential without a token, PIN set")
+    refuse(ERR.PUAT_REQUIRED, "discoverable makeCredential without a token, PIN set (§6.1.2 step 7)",
+           mk, side, "plain.example.com", rk=True)
+    a, _ = ga(side, "plain.example.com", cred)
+    expect_flags(a.auth_data, True, False, "getAssertion without a token, PIN set")
+    perm = side.creds["perm"]
+    a, cdh = ga(side, "perm.example.com")
+    expect(a.credential["id"] == perm["id"], "discoverable getAssertion without a token: another credential")
+    a.verify(cdh, perm["key"])
+    expect_flags(a.auth_data, True, False, "discoverable getAssertion without a token")
+    # §6.2.2, user (0x04): "User identifiable information (name,
+    # DisplayName, icon) ... MUST NOT be returned if user verification is
+    # not done by the authenticator."
+    expect(a.user is not None and set(a.user) == {"id"}, f"user {a.user} without user verification, expected the id only")
+
+
+def n_change_pin(side, new_pin):
+    old = side.pin
+    before = side.token(MC)
+    side.client_pin().change_pin(old, new_pin)
+    refuse(ERR.PIN_AUTH_INVALID, "a token from before changePIN (§6.5.5.6: every token reset)",
+           mk, side, "a.example.com", token=before)
+    refuse(ERR.PIN_INVALID, "the old PIN", side.token, MC | GA, pin=old)
+    expect_retries(side, 7, "after the old PIN")
+    side.pin = new_pin
+    side.token(MC | GA)
+    expect_retries(side, 8, "after the new PIN")
+    refuse(ERR.PIN_INVALID, "changePIN with a wrong current PIN", side.client_pin().change_pin, WRONG_PIN, "whatever1")
+    expect_retries(side, 7, "after changePIN with a wrong current PIN")
+    refuse(ERR.PIN_POLICY_VIOLATION, "changePIN to 64 bytes", side.client_pin().change_pin, new_pin, "8" * 64)
+    expect_retries(side, 8, "after changePIN with the right current PIN")
+    resp, _ = mk(side, "a.example.com", token=side.token(MC))
+    expect_flags(resp.auth_data, True, True, "makeCredential with a token of the new PIN")
+
+
+def n_wrong_pin(side):
+    before = side.key_agreement()
+    refuse(ERR.PIN_INVALID, "a wrong PIN", side.wrong_pin)
+    expect_retries(side, 7, "after a wrong PIN")
+    after = side.key_agreement()
+    check_key_agreement(after)
+    expect(after != before, "the key agreement key is the same after a wrong PIN (§6.5.5.7: regenerate())")
+    side.token(MC | GA)
+    expect_retries(side, 8, "after the right PIN")
+    refuse(ERR.PIN_INVALID, "a wrong PIN", side.wrong_pin)
+    side.token(MC | GA)
+    refuse(ERR.PIN_INVALID, "a wrong PIN after a right one", side.wrong_pin)
+    refuse(ERR.PIN_INVALID, "the 2nd wrong PIN in a row (a right PIN ended the earlier run)", side.wrong_pin)
+    expect_retries(side, 6, "after two wrong PINs")
+
+
+def n_durable(side):
+    side.restart()
+    expect_retries(side, 6, "after a restart on the same --state")
+    side.token(MC | GA)
+    expect_retries(side, 8, "after the right PIN following the restart")
+
+
+def n_auth_blocked(side):
+    for i, code in enumerate((ERR.PIN_INVALID, ERR.PIN_INVALID, ERR.PIN_AUTH_BLOCKED)):
+        refuse(code, f"wrong PIN {i + 1} of 3 in a row", side.wrong_pin)
+    power = expect_retries(side, 5, "after 3 wrong PINs")
+    expect(power in (None, True), f"powerCycleState {power!r} while a power cycle is needed")
+    refuse(ERR.PIN_AUTH_BLOCKED, "the right PIN (0x09)", side.token, MC | GA)
+    refuse(ERR.PIN_AUTH_BLOCKED, "the right PIN (getPinToken 0x05)", side.client_pin().get_pin_token, side.pin)
+    refuse(ERR.PIN_AUTH_BLOCKED, "changePIN with the right PIN", side.client_pin().change_pin, side.pin, "whatever2")
+    refuse(ERR.PIN_AUTH_BLOCKED, "a 4th wrong PIN", side.wrong_pin)
+    expect_retries(side, 5, "after the blocked attempts (none counted)")
+
+
+def n_pin_blocked(side):
+    side.restart()
+    for left, code in ((4, ERR.PIN_INVALID), (3, ERR.PIN_INVALID), (2, ERR.PIN_AUTH_BLOCKED)):
+        refuse(code, f"a wrong PIN after the power cycle ({left} left)", side.wrong_pin)
+    side.restart()
+    refuse(ERR.PIN_INVALID, "a wrong PIN (1 left)", side.wrong_pin)
+    refuse(ERR.PIN_BLOCKED, "a wrong PIN (0 left)", side.wrong_pin)
+    expect_retries(side, 0, "blocked")
+    refuse(ERR.PIN_BLOCKED, "the right PIN once blocked", side.token, MC | GA)
+    refuse(ERR.PIN_BLOCKED, "changePIN once blocked", side.client_pin().change_pin, side.pin, "whatever3")
+    side.restart()
+    refuse(ERR.PIN_BLOCKED, "the right PIN after one more restart", side.token, MC | GA)
+    expect_retries(side, 0, "blocked, after a restart")
+
+
+def n_reset(side, pin):
+    side.ctap.reset()  # n_pin_blocked restarted it just now: within 10 s of power-up
+    expect(client_pin_option(side) is False, f"clientPin {client_pin_option(side)!r} after reset")
+    expect_retries(side, 8, "after reset")
+    refuse(ERR.NO_CREDENTIALS, "a credential from before the reset", ga, side, "a.example.com", side.creds["a"])
+    refuse(ERR.PIN_NOT_SET, "zero-length pinUvAuthParam after reset", mk, side, "a.example.com",
+           pin_uv_param=b"", pin_uv_protocol=side.proto.VERSION)
+    side.set_pin(pin)
+    resp, _ = mk(side, "a.example.com", rk=True, token=side.token(MC))
+    expect_flags(resp.auth_data, True, True, "makeCredential with a token after reset and a new PIN")
+
+
+def n_steps(pin, new_pin):
+    return [
+        ("getInfo without built-in UV (clientPin false, no uv); getPINRetries 8; getKeyAgreement a P-256 key, "
+         "the same twice", n_fresh),
+        ("no PIN: zero-length pinUvAuthParam -> PIN_NOT_SET (makeCredential, getAssertion); no token", n_no_pin),
+        ("no built-in UV: getPinUvAuthTokenUsingUvWithPermissions refused; uv=true -> INVALID_OPTION",
+         n_no_builtin_uv),
+        ("setPIN: 3 code points / 64 bytes -> PIN_POLICY_VIOLATION; wrong pinUvAuthParam -> PIN_AUTH_INVALID",
+         n_set_pin_policy, pin),
+        (f"setPIN {pin!r} ({len(pin)} code points, {len(pin.encode())} bytes): clientPin true; setPIN again -> "
+         "PIN_AUTH_INVALID", n_set_pin, pin),
+        ("getPinToken (0x05): a token with mc and ga (UV set)", n_legacy_token),
+        ("permissions 0 -> INVALID_PARAMETER; be, lbw, acfg -> UNAUTHORIZED_PERMISSION", n_permissions_refused),
+        ("mc, ga and cm tokens served and usable (UV set)", n_permissions_served),
+        ("a token without mc / ga -> PIN_AUTH_INVALID", n_permission_missing),
+        ("a token bound to an rpId -> PIN_AUTH_INVALID for another RP", n_rp_bound),
+        ("getAssertion up=false keeps the token's permissions and binds it to its RP", n_up_false),
+        ("wrong pinUvAuthParam -> PIN_AUTH_INVALID; protocol 3 -> INVALID_PARAMETER; no protocol -> "
+         "MISSING_PARAMETER; zero-length -> PIN_INVALID", n_bad_param),
+        ("a token's mc/ga used up by makeCredential / getAssertion; a new token works", n_used_up),
+        ("PIN set, no token: non-discoverable makeCredential works (makeCredUvNotRqd), discoverable -> "
+         "PUAT_REQUIRED; getAssertion works without UV, user id only", n_no_token),
+        ("changePIN: old tokens and the old PIN refused, the new PIN works; wrong current PIN, 64-byte new PIN",
+         n_change_pin, new_pin),
+        ("wrong PIN -> PIN_INVALID, retries 7, a new key agreement key; right PIN -> 8", n_wrong_pin),
+        ("retries survive a restart on the same --state", n_durable),
+        ("3 wrong PINs in a row -> PIN_AUTH_BLOCKED; then every PIN operation blocked", n_auth_blocked),
+        ("a power cycle lifts it; retries 0 -> PIN_BLOCKED, also after a restart", n_pin_blocked),
+        ("reset: clientPin false, retries 8, credentials gone, a new PIN works", n_reset, pin),
+    ]
+
+
+# ---- U: built-in user verification; A: alwaysUv --------------------------------
+
+def u_info(side):
+    check_pin_info(side.ctap, builtin_uv=True)
+    for v in (2, 1):
+        n = side.client_pin(PROTOCOLS[v]()).get_uv_retries()
+        expect(isinstance(n, int) and n > 0, f"getUVRetries (protocol {v}) {n!r}, expected a positive count")
+    expect_retries(side, 8)
+
+
+def u_uv_token(side, v):
+    proto = PROTOCOLS[v]()
+    cp = side.client_pin(proto)
+    refuse(ERR.INVALID_PARAMETER, "permissions 0", cp.get_uv_token, P(0))
+    for perm, name in ((BE, "be"), (LBW, "lbw"), (ACFG, "acfg")):
+        refuse(ERR.UNAUTHORIZED_PERMISSION, f"permission {name}", cp.get_uv_token, perm)
+    rp_id = f"uv{v}.example.com"
+    token = cp.get_uv_token(MC, rp_id)
+    refuse(ERR.PIN_AUTH_INVALID, "makeCredential for another RP with a UV token for " + rp_id,
+           mk, side, "other.example.com", token=token, proto=proto)
+    resp, cred = mk(side, rp_id, rk=True, token=token, proto=proto)
+    expect_flags(resp.auth_data, True, True, "makeCredential with a UV token")
+    a, _ = ga(side, rp_id, cred, token=cp.get_uv_token(GA, rp_id), proto=proto)
+    expect_flags(a.auth_data, True, True, "getAssertion with a UV token")
+    meta = CredentialManagement(side.ctap, proto, cp.get_uv_token(CM)).get_metadata()
+    want = {2: 1, 1: 2}[v]  # protocol 2's check runs first, each makes one discoverable credential
+    expect(meta[CRED.EXISTING_CRED_COUNT] == want,
+           f"getCredsMetadata with a UV cm token: {meta[CRED.EXISTING_CRED_COUNT]} credentials, expected {want}")
+
+
+def u_rk_without_uv(side):
+    # CTAP 2.1 §6.1.2 step 7 (makeCredUvNotRqd true): protected by some form
+    # of user verification (built-in UV), "uv" false, no pinUvAuthParam, "rk"
+    # true -> PUAT_REQUIRED if clientPin is true, "Otherwise ... return
+    # CTAP2_ERR_OPERATION_DENIED".
+    refuse(ERR.OPERATION_DENIED, "discoverable makeCredential without uv or a token, built-in UV, no PIN "
+           "(§6.1.2 step 7)", mk, side, "rk.example.com", rk=True)
+    resp, _ = mk(side, "rk.example.com", rk=True, uv=True)
+    expect_flags(resp.auth_data, True, True, "discoverable makeCredential uv=true")
+    resp, _ = mk(side, "rk.example.com")
+    expect_flags(resp.auth_data, True, False, "non-discoverable makeCredential without uv")
+
+
+def u_with_pin(side):
+    side.set_pin("2580")
+    check_pin_info(side.ctap, builtin_uv=True, client_pin=True)
+    refuse(ERR.PUAT_REQUIRED, "discoverable makeCredential without uv or a token, PIN set (§6.1.2 step 7)",
+           mk, side, "rk.example.com", rk=True)
+    resp, _ = mk(side, "rk.example.com", rk=True, uv=True)
+    expect_flags(resp.auth_data, True, True, "discoverable makeCredential uv=true with a PIN set")
+    resp, cred = mk(side, "rk.example.com", rk=True, token=side.token(MC))
+    expect_flags(resp.auth_data, True, True, "makeCredential with a PIN token")
+    a, _ = ga(side, "rk.example.com", cred, token=side.client_pin().get_uv_token(GA, "rk.example.com"))
+    expect_flags(a.auth_data, True, True, "getAssertion with a UV token, PIN set")
+
+
+def a_info(side, builtin_uv):
+    check_pin_info(side.ctap, builtin_uv=builtin_uv, always_uv=True)
+
+
+def a_builtin(side):
+    # CTAP 2.1 §6.1.2 step 6 / §6.2.2 step 5: with alwaysUv, "If the "uv"
+    # option is false and the authenticator supports a built-in user
+    # verification method, and the user verification method is enabled then:
+    # Let the "uv" option be treated as being present with the value true."
+    resp, cred = mk(side, "always.example.com")
+    expect_flags(resp.auth_data, True, True, "makeCredential without uv or a token (alwaysUv, built-in UV)")
+    a, _ = ga(side, "always.example.com", cred)
+    expect_flags(a.auth_data, True, True, "getAssertion without uv or a token (alwaysUv, built-in UV)")
+    a, _ = ga(side, "always.example.com", cred, up=False)
+    expect_flags(a.auth_data, False, False, "getAssertion up=false (alwaysUv applies when up is true)")
+
+
+def a_no_pin(side):
+    # §6.1.2 step 6 / §6.2.2 step 5: not protected by any user verification,
+    # clientPin supported -> CTAP2_ERR_PUAT_REQUIRED.
+    refuse(ERR.PUAT_REQUIRED, "makeCredential, alwaysUv, no PIN, no built-in UV", mk, side, "always.example.com")
+    refuse(ERR.PUAT_REQUIRED, "getAssertion, alwaysUv, no PIN, no built-in UV", ga, side, "always.example.com")
+
+
+def a_pin(side):
+    side.set_pin("1357")
+    refuse(ERR.PUAT_REQUIRED, "non-discoverable makeCredential without a token (alwaysUv)",
+           mk, side, "always.example.com")
+    resp, cred = mk(side, "always.example.com", token=side.token(MC))
+    expect_flags(resp.auth_data, True, True, "makeCredential with a token (alwaysUv)")
+    refuse(ERR.PUAT_REQUIRED, "getAssertion without a token (alwaysUv)", ga, side, "always.example.com", cred)
+    a, _ = ga(side, "always.example.com", cred, token=side.token(GA))
+    expect_flags(a.auth_data, True, True, "getAssertion with a token (alwaysUv)")
+
+
+# ---- M: authenticatorCredentialManagement (0x0A) ----------------------------------
+
+CM1, CM2 = "cm1.example.com", "cm2.example.com"
+
+
+def m_empty(side):
+    side.set_pin("8642")
+    cm = side.credman()
+    meta = cm.get_metadata()
+    expect(meta.get(CRED.EXISTING_CRED_COUNT) == 0, f"getCredsMetadata {dict(meta)}, expected 0 existing")
+    remaining = meta.get(CRED.MAX_REMAINING_COUNT)
+    expect(isinstance(remaining, int) and remaining > 0, f"maxPossibleRemainingResidentCredentialsCount {remaining!r}")
+    side.notes["remaining"] = remaining
+    refuse(ERR.NO_CREDENTIALS, "enumerateRPsBegin without discoverable credentials", cm.enumerate_rps_begin)
+    refuse(ERR.NO_CREDENTIALS, "enumerateCredentialsBegin without discoverable credentials",
+           cm.enumerate_creds_begin, sha256(CM1.encode()))
+
+
+def m_auth(side):
+    sub = CredentialManagement.CMD.GET_CREDS_METADATA
+    refuse(ERR.PUAT_REQUIRED, "getCredsMetadata without pinUvAuthParam", side.ctap.credential_mgmt, sub)
+    side.token(CM)
+    refuse(ERR.PIN_AUTH_INVALID, "getCredsMetadata with a wrong pinUvAuthParam",
+           side.ctap.credential_mgmt, sub, None, side.proto.VERSION, os.urandom(32))
+    refuse(ERR.PIN_AUTH_INVALID, "getCredsMetadata with an mc+ga token", side.credman(MC | GA).get_metadata)
+    meta = side.credman(proto=PinProtocolV1()).get_metadata()
+    expect(meta.get(CRED.EXISTING_CRED_COUNT) == 0, f"getCredsMetadata with a protocol 1 token: {dict(meta)}")
+
+
+def m_setup(side):
+    specs = (("alice", CM1, -7, {"credProtect": 2, "largeBlobKey": True}),
+             ("bob", CM1, -8, None),
+             ("carol", CM2, -7, None))
+    for name, rp_id, alg, ext in specs:
+        resp, cred = mk(side, rp_id, alg=alg, rk=True, token=side.token(MC), extensions=ext, name=name)
+        side.creds[name] = cred
+    expect(isinstance(side.creds["alice"]["large_blob_key"], bytes), "no largeBlobKey for alice")
+    mk(side, CM1, token=side.token(MC), name="not-discoverable")
+    meta = side.credman().get_metadata()
+    expect(meta.get(CRED.EXISTING_CRED_COUNT) == 3, f"getCredsMetadata {dict(meta)}, expected 3 existing")
+    remaining = meta.get(CRED.MAX_REMAINING_COUNT)
+    expect(remaining == side.notes["remaining"] - 3,
+           f"remaining {remaining}, expected {side.notes['remaining']} - 3")
+    side.notes["remaining"] = remaining
+
+
+def m_rps(side):
+    cm = side.credman()
+    rps = cm.enumerate_rps()
+    expect(len(rps) == 2 and rps[0].get(CRED.TOTAL_RPS) == 2,
+           f"{len(rps)} RPs, totalRPs {rps[0].get(CRED.TOTAL_RPS) if rps else None}, expected 2")
+    ids = []
+    for r in rps:
+        rp = r.get(CRED.RP) or {}
+        ids.append(rp.get("id"))
+        expect(r.get(CRED.RP_ID_HASH) == sha256(str(rp.get("id")).encode()), f"rpIDHash of {rp} is not SHA-256 of its id")
+    expect(sorted(ids) == [CM1, CM2], f"RP ids {ids}, expected {[CM1, CM2]}")
+    refuse(ERR.NOT_ALLOWED, "enumerateRPsGetNextRP after the last RP", cm.enumerate_rps_next)
+
+
+def enumerate_users(side, rp_id, cm=None):
+    """{credential id: enumerateCredentials entry} for one RP."""
+    cm = cm or side.credman()
+    got = cm.enumerate_creds(sha256(rp_id.encode()))
+    return {e.get(CRED.CREDENTIAL_ID, {}).get("id"): e for e in got}, got
+
+
+def m_creds(side):
+    cm = side.credman()
+    by_id, got = enumerate_users(side, CM1, cm)
+    expect(len(got) == 2 and got[0].get(CRED.TOTAL_CREDENTIALS) == 2,
+           f"{len(got)} credentials for {CM1}, totalCredentials {got[0].get(CRED.TOTAL_CREDENTIALS) if got else None}")
+    refuse(ERR.NOT_ALLOWED, "enumerateCredentialsGetNextCredential after the last one", cm.enumerate_creds_next)
+    more, _ = enumerate_users(side, CM2, cm)
+    by_id.update(more)
+    for name in ("alice", "bob", "carol"):
+        cred = side.creds[name]
+        e = by_id.get(cred["id"])
+        expect(e is not None, f"{name}'s credential not enumerated")
+        expect(e[CRED.CREDENTIAL_ID].get("type") == "public-key", f"{name}: credentialID {e[CRED.CREDENTIAL_ID]}")
+        u = e.get(CRED.USER) or {}
+        want = {"id": cred["user"], "name": name, "displayName": name.title()}
+        expect({k: u.get(k) for k in want} == want, f"{name}: user {u}, expected {want}")
+        key = CoseKey.parse(e.get(CRED.PUBLIC_KEY) or {})
+        expect(key.ALGORITHM == cred["key"].ALGORITHM, f"{name}: publicKey algorithm {key.ALGORITHM}")
+        side.notes[f"key-{name}"] = key
+    alice, bob = by_id[side.creds["alice"]["id"]], by_id[side.creds["bob"]["id"]]
+    expect(alice.get(CRED.CRED_PROTECT) == 2, f"alice: credProtect {alice.get(CRED.CRED_PROTECT)!r}, expected 2")
+    expect(bob.get(CRED.CRED_PROTECT) in (None, 1), f"bob: credProtect {bob.get(CRED.CRED_PROTECT)!r}, expected 1")
+    expect(alice.get(CRED.LARGE_BLOB_KEY) == side.creds["alice"]["large_blob_key"],
+           "alice: largeBlobKey (0x0B) is not makeCredential's")
+    expect(CRED.LARGE_BLOB_KEY not in bob, "bob: a largeBlobKey without the extension")
+    refuse(ERR.NO_CREDENTIALS, "enumerateCredentialsBegin for an RP without discoverable credentials",
+           side.credman().enumerate_creds_begin, sha256(b"nothing.example.com"))
+
+
+def m_keys(side):
+    for name in ("alice", "bob", "carol"):
+        cred, key = side.creds[name], side.notes.get(f"key-{name}")
+        expect(key is not None, f"needs {name}'s enumerated key")
+        a, cdh = ga(side, cred["rp"], cred)
+        try:
+            a.verify(cdh, key)
+        except Exception as e:
+            raise Fail(f"{name}: the enumerated publicKey does not verify its assertion: {type(e).__name__} {e}")
+
+
+def m_bound(side):
+    cm = side.credman(CM, CM1)
+    first = cm.enumerate_creds_begin(sha256(CM1.encode()))
+    expect(first.get(CRED.TOTAL_CREDENTIALS) == 2, f"enumerateCredentialsBegin for {CM1} with a token for it: {first}")
+    refuse(ERR.PIN_AUTH_INVALID, f"enumerateCredentialsBegin for {CM2} with a cm token for {CM1}",
+           cm.enumerate_creds_begin, sha256(CM2.encode()))
+    refuse(ERR.PIN_AUTH_INVALID, "getCredsMetadata with a cm token bound to an RP", cm.get_metadata)
+    refuse(ERR.PIN_AUTH_INVALID, "enumerateRPsBegin with a cm token bound to an RP", cm.enumerate_rps_begin)
+    refuse(ERR.PIN_AUTH_INVALID, f"deleteCredential of a {CM2} credential with a cm token for {CM1}",
+           cm.delete_cred, desc(side.creds["carol"]["id"]))
+
+
+def m_update(side):
+    alice, bob = side.creds["alice"], side.creds["bob"]
+    new = {"id": alice["user"], "name": "alice.renamed", "displayName": "Alice Renamed"}
+    side.credman().update_user_info(desc(alice["id"]), new)
+    by_id, _ = enumerate_users(side, CM1)
+    u = by_id.get(alice["id"], {}).get(CRED.USER) or {}
+    expect({k: u.get(k) for k in new} == new, f"enumerated user after updateUserInformation {u}, expected {new}")
+    u = by_id.get(bob["id"], {}).get(CRED.USER) or {}
+    expect(u.get("name") == "bob", f"bob's user changed too: {u}")
+    token = side.token(GA, CM1)
+    cdh = os.urandom(32)
+    found = side.ctap.get_assertions(CM1, cdh, pin_uv_param=side.proto.authenticate(token, cdh),
+                                     pin_uv_protocol=side.proto.VERSION)
+    users = {a.credential["id"]: a.user or {} for a in found}
+    expect(set(users) == {alice["id"], bob["id"]}, f"discoverable getAssertion found {len(users)} credentials, expected 2")
+    u = users[alice["id"]]
+    expect(u.get("name") == new["name"] and u.get("displayName") == new["displayName"],
+           f"getAssertion user {u} (with UV, two accounts), expected name/displayName {new['name']!r}/"
+           f"{new['displayName']!r}")
+
+
+def m_delete(side):
+    carol = side.creds["carol"]
+    side.credman().delete_cred(desc(carol["id"]))
+    refuse(ERR.NO_CREDENTIALS, "getAssertion for the deleted credential", ga, side, CM2, carol)
+    refuse(ERR.NO_CREDENTIALS, "discoverable getAssertion for its RP", ga, side, CM2)
+    cm = side.credman()
+    meta = cm.get_metadata()
+    expect(meta.get(CRED.EXISTING_CRED_COUNT) == 2, f"getCredsMetadata {dict(meta)}, expected 2 existing")
+    expect(meta.get(CRED.MAX_REMAINING_COUNT) == side.notes["remaining"] + 1,
+           f"remaining {meta.get(CRED.MAX_REMAINING_COUNT)}, expected {side.notes['remaining']} + 1")
+    rps = cm.enumerate_rps()
+    expect([(r.get(CRED.RP) or {}).get("id") for r in rps] == [CM1] and rps[0].get(CRED.TOTAL_RPS) == 1,
+           f"RPs after the delete: {[dict(r) for r in rps]}")
+    refuse(ERR.NO_CREDENTIALS, f"enumerateCredentialsBegin for {CM2}", cm.enumerate_creds_begin, sha256(CM2.encode()))
+    refuse(ERR.NO_CREDENTIALS, "deleteCredential again", cm.delete_cred, desc(carol["id"]))
+
+
+# ---- E: hmac-secret (CTAP 2.1 §12.5) through python-fido2's HmacSecretExtension ----
+
+def prf_salt(value):
+    """WebAuthn's prf salt, as python-fido2 derives it."""
+    return sha256(b"WebAuthn PRF\0" + value)
+
+
+def creation_options(rp_id, uid, extensions):
+    return PublicKeyCredentialCreationOptions(
+        rp=PublicKeyCredentialRpEntity(id=rp_id, name=rp_id),
+        user=PublicKeyCredentialUserEntity(id=uid, name="h", display_name="H"),
+        challenge=os.urandom(32),
+        pub_key_cred_params=[PublicKeyCredentialParameters(type=PublicKeyCredentialType.PUBLIC_KEY, alg=-7)],
+        extensions=extensions)
+
+
+def hmac_get(side, cred, salt1, salt2=None, proto=None, uv=None, token=None):
+    """getAssertion with hmac-secret built and read by python-fido2's
+    HmacSecretExtension; returns (output1, output2, assertion)."""
+    proto = proto or side.proto
+    salts = {"salt1": salt1}
+    if salt2 is not None:
+        salts["salt2"] = salt2
+    request = PublicKeyCredentialRequestOptions(
+        challenge=os.urandom(32), rp_id=cred["rp"],
+        allow_credentials=[PublicKeyCredentialDescriptor(type=PublicKeyCredentialType.PUBLIC_KEY, id=cred["id"])],
+        extensions={"hmacGetSecret": salts})
+    processor = HMAC.get_assertion(side.ctap, request, proto)
+    expect(processor is not None, "HmacSecretExtension does not process this getAssertion")
+    inputs = processor.prepare_inputs(request.allow_credentials[0], token)
+    a, _ = ga(side, cred["rp"], cred, uv=uv, token=token, proto=proto, extensions=inputs)
+    enc = (a.auth_data.extensions or {}).get("hmac-secret")
+    want = (16 if proto.VERSION == 2 else 0) + 32 * (1 if salt2 is None else 2)
+    expect(isinstance(enc, bytes) and len(enc) == want,
+           f"hmac-secret output of {len(enc) if isinstance(enc, bytes) else enc!r} bytes, expected {want} "
+           f"(protocol {proto.VERSION}, {1 if salt2 is None else 2} salts)")
+    out = (processor.prepare_outputs(a, token) or {}).get("hmacGetSecret")
+    expect(out is not None, "no hmacGetSecret output")
+    return out.output1, out.output2, a
+
+
+def e_make(side):
+    uid = os.urandom(16)
+    options = creation_options("hmac.example.com", uid, {"hmacCreateSecret": True})
+    processor = HMAC.make_credential(side.ctap, options, side.proto)
+    expect(processor is not None, "HmacSecretExtension does not process this makeCredential (is hmac-secret listed?)")
+    inputs = processor.prepare_inputs(None)
+    expect(inputs == {"hmac-secret": True}, f"extension input {inputs}")
+    resp, cred = mk(side, "hmac.example.com", uid=uid, rk=True, uv=True, extensions=inputs)
+    ext = resp.auth_data.extensions or {}
+    expect(resp.auth_data.flags & FLAG.ED and ext.get("hmac-secret") is True,
+           f"makeCredential extensions {ext}, expected hmac-secret true")
+    outputs = processor.prepare_outputs(resp, None)
+    expect(outputs == {"hmacCreateSecret": True}, f"client outputs {outputs}")
+    side.creds["h"] = cred
+
+
+def e_stable(side):
+    cred = side.creds["h"]
+    s1, s2 = os.urandom(32), os.urandom(32)
+    o1, rest, a = hmac_get(side, cred, s1)
+    expect_flags(a.auth_data, True, False, "getAssertion with hmac-secret, no uv")
+    expect(len(o1) == 32 and not rest, f"output1 of {len(o1)} bytes, output2 {rest!r}")
+    again, _, _ = hmac_get(side, cred, s1)
+    expect(again == o1, "the same salt gave another output")
+    other, _, _ = hmac_get(side, cred, s2)
+    expect(other != o1, "two salts gave the same output")
+    side.notes.update(s1=s1, s2=s2, o1=o1, o2=other)
+
+
+def e_two_salts(side):
+    n = side.notes
+    x1, x2, _ = hmac_get(side, side.creds["h"], n["s1"], n["s2"])
+    expect(len(x1) == 32 and len(x2) == 32, f"outputs of {len(x1)} and {len(x2)} bytes")
+    expect(x1 == n["o1"] and x2 == n["o2"], "two salts: the outputs differ from each salt's own")
+
+
+def e_uv(side):
+    n, cred = side.notes, side.creds["h"]
+    u1, _, a = hmac_get(side, cred, n["s1"], uv=True)
+    expect_flags(a.auth_data, True, True, "getAssertion with hmac-secret, uv=true")
+    expect(u1 != n["o1"], "the same output with and without UV (CredRandomWithUV / WithoutUV)")
+    u1b, u2, _ = hmac_get(side, cred, n["s1"], n["s2"], uv=True)
+    expect(u1b == u1 and u2 != n["o2"], "with UV: not stable, or salt2's output the same as without UV")
+    token = side.client_pin().get_uv_token(GA, cred["rp"])
+    t1, _, a = hmac_get(side, cred, n["s1"], token=token)
+    expect_flags(a.auth_data, True, True, "getAssertion with hmac-secret and a UV token")
+    expect(t1 == u1, "UV through a pinUvAuthToken gave another output than uv=true")
+    n.update(u1=u1, u2=u2)
+
+
+def e_protocol_1(side):
+    n, cred, p1 = side.notes, side.creds["h"], PinProtocolV1()
+    x1, x2, _ = hmac_get(side, cred, n["s1"], n["s2"], proto=p1)
+    expect(x1 == n["o1"] and x2 == n["o2"], "protocol 1 outputs differ from protocol 2's (no UV)")
+    y1, _, _ = hmac_get(side, cred, n["s1"], proto=p1, uv=True)
+    expect(y1 == n["u1"], "protocol 1 output with UV differs from protocol 2's")
+
+
+def web_register(client, extensions, rk=ResidentKeyRequirement.REQUIRED,
+                 uv=UserVerificationRequirement.REQUIRED, name="erin"):
+    server = web_server()
+    person = PublicKeyCredentialUserEntity(id=os.urandom(16), name=name, display_name=name.title())
+    options, state = server.register_begin(person, resident_key_requirement=rk, user_verification=uv,
+                                           extensions=extensions)
+    reg = client.make_credential(options.public_key)
+    auth_data = server.register_complete(state, reg)
+    web = {"user": person, "cred": auth_data.credential_data, "counter": auth_data.counter}
+    cd = auth_data.credential_data
+    cred = {"id": cd.credential_id, "key": cd.public_key, "rp": WEB_RP_ID, "user": person.id}
+    return reg, auth_data, web, cred
+
+
+def e_prf_client(side):
+    client = Fido2Client(side.dev, DefaultClientDataCollector(origin=ORIGIN), user_interaction=NeverPrompt())
+    reg, _, web, cred = web_register(client, {"prf": {}})
+    prf = reg.client_extension_results.prf
+    expect(prf is not None and prf.enabled is True, f"prf registration output {prf!r}, expected enabled true")
+    first, second = b"first input", b"second input"
+    resp = web_authenticate(client, web, False, {"prf": {"eval": {"first": first, "second": second}}})
+    prf = resp.client_extension_results.prf
+    results = prf.results if prf is not None else None
+    expect(results is not None and len(results.first) == 32 and len(results.second or b"") == 32,
+           f"prf authentication output {prf!r}")
+    x1, x2, _ = hmac_get(side, cred, prf_salt(first), prf_salt(second), uv=True)
+    expect((results.first, results.second) == (x1, x2),
+           "Fido2Client's prf results differ from hmac-secret over CTAP with UV for the same salts")
+
+
+def e_hmac_client(side):
+    client = Fido2Client(side.dev, DefaultClientDataCollector(origin=ORIGIN), user_interaction=NeverPrompt(),
+                         extensions=[HmacSecretExtension(allow_hmac_secret=True)])
+    reg, _, web, cred = web_register(client, {"hmacCreateSecret": True}, name="hank")
+    expect(reg.client_extension_results.hmac_create_secret is True,
+           f"hmacCreateSecret output {reg.client_extension_results!r}")
+    salt = os.urandom(32)
+    resp = web_authenticate(client, web, True, {"hmacGetSecret": {"salt1": salt}})
+    out = resp.client_extension_results.hmac_get_secret
+    expect(out is not None and len(out.output1) == 32, f"hmacGetSecret output {out!r}")
+    x1, _, _ = hmac_get(side, cred, salt, uv=True)
+    expect(out.output1 == x1, "Fido2Client's hmacGetSecret differs from hmac-secret over CTAP with UV")
+
+
+# ---- W with a PIN: Fido2Client asking the user for it --------------------------------
+
+class PinPrompt(UserInteraction):
+    """A user who types the PIN whenever Fido2Client asks."""
+
+    def __init__(self, pin):
+        self.pin = pin
+        self.asked = []
+
+    def prompt_up(self):
+        pass
+
+    def request_pin(self, permissions, rp_id):
+        self.asked.append((permissions, rp_id))
+        return self.pin
+
+    def request_uv(self, permissions, rp_id):
+        return True
+
+
+def pin_client(side, pin=None):
+    ui = PinPrompt(side.pin if pin is None else pin)
+    return Fido2Client(side.dev, DefaultClientDataCollector(origin=ORIGIN), user_interaction=ui), ui
+
+
+def wp_register(side):
+    side.set_pin("9753")
+    client, ui = pin_client(side)
+    reg, auth_data, web, _ = web_register(client, {"credProps": True}, name="pat")
+    expect(len(ui.asked) == 1 and ui.asked[0][0] & MC and ui.asked[0][1] == WEB_RP_ID,
+           f"PIN requests {ui.asked}, expected one with mc for {WEB_RP_ID}")
+    expect_flags(auth_data, True, True, "registration with the PIN")
+    props = reg.client_extension_results.get("credProps")
+    expect(props is not None and props.get("rk") is True, f"credProps {props}")
+    side.web = web
+
+
+def wp_authenticate(side, discoverable):
+    client, ui = pin_client(side)
+    web_authenticate(client, side.web, discoverable)
+    expect(len(ui.asked) == 1 and ui.asked[0][0] & GA, f"PIN requests {ui.asked}, expected one with ga")
+
+
+def wp_discouraged(side):
+    client, ui = pin_client(side)
+    _, auth_data, _, _ = web_register(client, None, rk=ResidentKeyRequirement.DISCOURAGED,
+                                      uv=UserVerificationRequirement.DISCOURAGED, name="quinn")
+    expect(not ui.asked, f"PIN requests {ui.asked} for a non-discoverable credential without uv")
+    expect_flags(auth_data, True, False, "non-discoverable registration, uv discouraged")
+
+
+def wp_puat_required(side):
+    client, ui = pin_client(side)
+    _, auth_data, _, _ = web_register(client, None, uv=UserVerificationRequirement.DISCOURAGED, name="ruth")
+    expect(len(ui.asked) == 1, f"PIN requests {ui.asked}: PUAT_REQUIRED should make Fido2Client ask once")
+    expect_flags(auth_data, True, True, "discoverable registration after PUAT_REQUIRED")
+
+
+def wp_wrong_pin(side):
+    client, ui = pin_client(side, WRONG_PIN)
+    options, _ = web_server().authenticate_begin([side.web["cred"]],
+                                                 user_verification=UserVerificationRequirement.REQUIRED)
+    try:
+        client.get_assertion(options.public_key)
+    except ClientError as e:
+        cause = getattr(e.cause, "code", None)
+        expect(cause == ERR.PIN_INVALID, f"ClientError {e!r}, expected one caused by PIN_INVALID")
+    else:
+        raise Fail("Fido2Client authenticated with a wrong PIN")
+    expect_retries(side, 7, "after the wrong PIN through Fido2Client")
+    wp_authenticate(side, False)
+    expect_retries(side, 8, "after the right PIN through Fido2Client")
+
+
+# ---- the groups on devices of their own ----------------------------------------------
+
+SIDE_GROUPS = (
+    ("N", "ClientPIN with PIN/UV auth protocol 2 and then 1, on a device without built-in UV"),
+    ("U", "tokens from the built-in user verification (getPinUvAuthTokenUsingUvWithPermissions)"),
+    ("A", "alwaysUv (--always-uv, with and without built-in UV)"),
+    ("M", "authenticatorCredentialManagement"),
+    ("E", "hmac-secret, also as Fido2Client's prf and hmacGetSecret"),
+    ("W", "Fido2Client + Fido2Server with a PIN the user types"),
+)
+
+
+def side_groups(root, pin_capable):
+    if not pin_capable:
+        why = ("the device lists no pinUvAuthProtocols in getInfo (no ClientPIN yet)" if pin_capable is False
+               else "the first device never answered getInfo")
+        for letter, what in SIDE_GROUPS:
+            print(f"skip  {letter}: {what}: {why}")
+        return
+    for v, pin, new_pin in ((2, "1234", "2468-neu"), (1, "ünï€", "13579")):
+        side_group(root, f"N{v}", f"n{v}", [NO_BUILTIN_UV], n_steps(pin, new_pin), proto=v)
+    side_group(root, "U", "u", [], [
+        ("getInfo with built-in UV; getUVRetries > 0 (protocols 2 and 1); getPINRetries 8", u_info),
+        ("protocol 2 UV tokens: permissions 0 / be / lbw / acfg refused; mc, ga, cm served, RP-bound", u_uv_token, 2),
+        ("protocol 1 UV tokens: the same", u_uv_token, 1),
+        ("no PIN: discoverable makeCredential without uv or a token -> OPERATION_DENIED; uv=true works",
+         u_rk_without_uv),
+        ("PIN set: clientPin true with uv true; discoverable makeCredential without uv/token -> PUAT_REQUIRED; "
+         "uv=true, PIN and UV tokens work", u_with_pin),
+    ])
+    side_group(root, "A", "a1", [ALWAYS_UV], [
+        ("getInfo: alwaysUv true, makeCredUvNotRqd false, uv true", a_info, True),
+        ("built-in UV: makeCredential / getAssertion without uv or a token verify the user (UV set); up=false "
+         "stays silent", a_builtin),
+    ])
+    side_group(root, "A", "a2", [ALWAYS_UV, NO_BUILTIN_UV], [
+        ("getInfo: alwaysUv true, makeCredUvNotRqd false, no uv", a_info, False),
+        ("no PIN: makeCredential / getAssertion -> PUAT_REQUIRED", a_no_pin),
+        ("PIN set: without a token -> PUAT_REQUIRED, with one UV set", a_pin),
+    ])
+    side_group(root, "M", "m", [NO_BUILTIN_UV], [
+        ("no discoverable credential: getCredsMetadata 0; enumerateRPs/Credentials -> NO_CREDENTIALS", m_empty),
+        ("no token -> PUAT_REQUIRED; wrong pinUvAuthParam / no cm permission -> PIN_AUTH_INVALID; protocol 1 token "
+         "works", m_auth),
+        ("3 discoverable credentials in 2 RPs: getCredsMetadata 3, remaining 3 fewer", m_setup),
+        ("enumerateRPs: 2 RPs (id, rpIDHash, totalRPs), then NOT_ALLOWED", m_rps),
+        ("enumerateCredentials: user, credentialID, publicKey, totalCredentials, credProtect, largeBlobKey",
+         m_creds),
+        ("each enumerated publicKey verifies its credential's assertion", m_keys),
+        ("a cm token bound to an RP: only that RP's credentials", m_bound),
+        ("updateUserInformation: seen in enumeration and in getAssertion's user (UV)", m_update),
+        ("deleteCredential: NO_CREDENTIALS for it, metadata and RPs updated", m_delete),
+    ])
+    side_group(root, "E", "e", [], [
+        ("makeCredential hmac-secret true (HmacSecretExtension, hmacCreateSecret)", e_make),
+        ("protocol 2: 32-byte output, the same per salt, another for another salt", e_stable),
+        ("two salts: two outputs, each the one of its salt alone", e_two_salts),
+        ("with UV (uv=true, or a UV token): other outputs, the same both ways", e_uv),
+        ("protocol 1: the same outputs as protocol 2, without and with UV", e_protocol_1),
+        ("Fido2Client prf (enabled; results = hmac-secret of the PRF salts with UV)", e_prf_client),
+        ("Fido2Client hmacCreateSecret / hmacGetSecret", e_hmac_client),
+    ])
+    side_group(root, "W", "w", [NO_BUILTIN_UV], [
+        ("PIN set; Fido2Client register (rk, uv required) asks the PIN once (mc) -> Fido2Server", wp_register),
+        ("Fido2Client authenticate (allow list) asks the PIN (ga) -> Fido2Server", wp_authenticate, False),
+        ("Fido2Client authenticate (discoverable) -> Fido2Server", wp_authenticate, True),
+        ("non-discoverable, uv discouraged: no PIN asked, UV clear", wp_discouraged),
+        ("discoverable, uv discouraged: PUAT_REQUIRED, Fido2Client asks the PIN, UV set", wp_puat_required),
+        ("a wrong PIN typed: ClientError (PIN_INVALID), retries 7; the right one -> 8", wp_wrong_pin),
+    ])
+
+
 # ---- main ---------------------------------------------------------------------------------
 
 def run(ctx):
@@ -1244,9 +2448,10 @@ def run(ctx):
 
     # python-fido2's Fido2Client uses a device's own user verification only
     # through a PIN/UV auth protocol (it builds a ClientPin for it), so group W
-    # runs once the device lists one in getInfo (0x06): ClientPIN is not
-    # served yet. Printed, not counted: a skipped group is no passed check.
-    client_usable = bool(ctx.ctap.get_info().pin_uv_protocols)
+    # runs once the device lists one in getInfo (0x06), and so do the groups
+    # on devices of their own (side_groups). Printed, not counted: a skipped
+    # group is no passed check.
+    client_usable = ctx.pin_capable = bool(ctx.ctap.get_info().pin_uv_protocols)
     if client_usable:
         g("W: Fido2Client register (rk required, uv required) -> Fido2Server.register_complete", w_register, ctx)
         g("W: Fido2Client authenticate (allow list) -> Fido2Server.authenticate_complete",
@@ -1254,7 +2459,8 @@ def run(ctx):
         g("W: Fido2Client authenticate (discoverable, user handle) -> Fido2Server", w_authenticate, ctx, True)
         g("W: Fido2Client credProtect + credBlob / getCredBlob extensions", w_extensions, ctx)
     else:
-        print("skip  W: Fido2Client + Fido2Server need a PIN/UV auth protocol in getInfo, which the device does not offer yet")
+        print("skip  W: Fido2Client + Fido2Server need a PIN/UV auth protocol in getInfo, which the device "
+              "does not list (no ClientPIN yet)")
 
     # A failed stop is reported; the process is gone either way (killed if it
     # did not exit), and a stale socket file is for the next start to replace.
@@ -1288,6 +2494,7 @@ def main():
                 if ctx.device.proc.poll() is None:
                     checks.fail("the device was still running at the end: killed")
                 ctx.device.kill()
+        side_groups(root, ctx.pin_capable)
     return checks.summary()
 
 
