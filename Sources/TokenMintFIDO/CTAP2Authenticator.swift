@@ -10,7 +10,7 @@ public import TokenMintWebAuthn
 /// Served: authenticatorGetInfo, MakeCredential, GetAssertion,
 /// GetNextAssertion, ClientPIN (PIN/UV auth protocols 1 and 2),
 /// CredentialManagement, Reset and Selection, with the credProtect,
-/// credBlob, hmac-secret, largeBlobKey and minPinLength extensions.
+/// credBlob, hmac-secret, hmac-secret-mc, largeBlobKey and minPinLength extensions.
 ///
 /// The user is present and verified when the authenticator's callbacks say
 /// so (built-in user verification, getInfo's `uv`). With a PIN set,
@@ -28,7 +28,7 @@ public struct CTAP2Authenticator: Sendable {
     /// The largest request taken, in bytes (getInfo's maxMsgSize).
     public static let maximumMessageSize = 7609
     /// The extensions served over CTAP.
-    public static let extensions = ["credBlob", "credProtect", "hmac-secret", "largeBlobKey", "minPinLength"]
+    public static let extensions = ["credBlob", "credProtect", "hmac-secret", "hmac-secret-mc", "largeBlobKey", "minPinLength"]
 
     /// Commands to `authenticator`; the PIN is kept in its store.
     public init(_ authenticator: SoftwareAuthenticator, alwaysUV: Bool = false) {
@@ -170,6 +170,11 @@ public struct CTAP2Authenticator: Sendable {
                 extensions.credBlob = bytes
             }
             extensions.hmacSecret = try CTAPParameters.flag(map, "hmac-secret")
+            if let input = map[.text("hmac-secret-mc")] {
+                let (salts, sealer) = try await hmacSecretSalts(input)
+                extensions.hmacSecretMC = salts
+                extensions.hmacSecretSealer = sealer
+            }
             extensions.minPinLength = try CTAPParameters.flag(map, "minPinLength")
             extensions.largeBlobKey = try CTAPParameters.flag(map, "largeBlobKey")
             if map[.text("largeBlobKey")] != nil, !extensions.largeBlobKey { throw .ctap(.invalidOption, "largeBlobKey is true when present") }
@@ -201,7 +206,11 @@ public struct CTAP2Authenticator: Sendable {
         if let map = try p.optionalMap(0x04) {
             extensions.credBlob = try CTAPParameters.flag(map, "credBlob")
             extensions.largeBlobKey = try CTAPParameters.flag(map, "largeBlobKey")
-            if let input = map[.text("hmac-secret")] { try await hmacSecret(input, into: &extensions) }
+            if let input = map[.text("hmac-secret")] {
+                let (salts, sealer) = try await hmacSecretSalts(input)
+                extensions.hmacSecret = salts
+                extensions.hmacSecretSealer = sealer
+            }
         }
         let response = try await authenticator.getAssertion(
             clientDataHash: clientDataHash, rpID: rpID, allowList: allow,
@@ -211,10 +220,13 @@ public struct CTAP2Authenticator: Sendable {
         return try await assertion(response, first: true, discoverable: allow.isEmpty)
     }
 
-    /// hmac-secret's getAssertion input (CTAP 2.1 §12.5): keyAgreement (1),
-    /// saltEnc (2), saltAuth (3), pinUvAuthProtocol (4, default 1). The
-    /// outputs go back encrypted under the same shared secret.
-    private func hmacSecret(_ input: CBOR, into extensions: inout SoftwareAuthenticator.GetAssertionExtensions) async throws(TokenMintError) {
+    /// hmac-secret's getAssertion input (CTAP 2.1 §12.5), and hmac-secret-mc's
+    /// makeCredential input (CTAP 2.2 §12.7): keyAgreement (1), saltEnc (2),
+    /// saltAuth (3), pinUvAuthProtocol (4, default 1). The salts, and how the
+    /// outputs go back: encrypted under the same shared secret.
+    private func hmacSecretSalts(_ input: CBOR) async throws(TokenMintError)
+        -> ((salt1: [UInt8], salt2: [UInt8]?), @Sendable (SecureBytes) throws(TokenMintError) -> [UInt8])
+    {
         guard input.mapValue != nil else { throw .ctap(.cborUnexpectedType, "hmac-secret's input is a map") }
         guard let peer = input[.unsigned(1)] else { throw .ctap(.missingParameter, "hmac-secret needs keyAgreement") }
         guard let saltEnc = input[.unsigned(2)]?.bytesValue, let saltAuth = input[.unsigned(3)]?.bytesValue else {
@@ -226,8 +238,8 @@ public struct CTAP2Authenticator: Sendable {
         let salts = try version.decrypt(shared, saltEnc)
         guard salts.count == 32 || salts.count == 64 else { throw .ctap(.invalidLength, "hmac-secret takes one or two 32-byte salts") }
         let bytes = salts.withUnsafeBytes { Array($0) }  // salts are inputs, not keys
-        extensions.hmacSecret = (Array(bytes[0..<32]), bytes.count == 64 ? Array(bytes[32...]) : nil)
-        extensions.hmacSecretSealer = { (output) throws(TokenMintError) in try version.encrypt(shared, output) }
+        return ((Array(bytes[0..<32]), bytes.count == 64 ? Array(bytes[32...]) : nil),
+                { (output) throws(TokenMintError) in try version.encrypt(shared, output) })
     }
 
     /// The getAssertion / getNextAssertion response map.

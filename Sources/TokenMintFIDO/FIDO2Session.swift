@@ -45,6 +45,8 @@ public struct FIDO2Session: Sendable {
         public let attestationStatement: CBOR
         /// The credential's large-blob key, when asked for.
         public let largeBlobKey: SecureBytes?
+        /// The hmac-secret-mc outputs (32 or 64 bytes), decrypted, when asked for.
+        public var hmacSecret: SecureBytes? = nil
         /// The credential ID.
         public var credentialID: [UInt8] { authenticatorData.attestedCredential?.credentialID ?? [] }
         /// The WebAuthn attestation object.
@@ -83,14 +85,17 @@ public struct FIDO2Session: Sendable {
         public var largeBlobKey = false
         /// hmac-secret: the credential gets PRF secrets.
         public var hmacSecret = false
+        /// hmac-secret-mc: PRF outputs for these 32-byte salts at creation (implies ``hmacSecret``).
+        public var hmacSecretMC: (salt1: [UInt8], salt2: [UInt8]?)?
         /// None by default.
         public init(credProtect: CredentialProtection? = nil, credBlob: [UInt8]? = nil, minPinLength: Bool = false, largeBlobKey: Bool = false,
-                    hmacSecret: Bool = false) {
+                    hmacSecret: Bool = false, hmacSecretMC: (salt1: [UInt8], salt2: [UInt8]?)? = nil) {
             self.credProtect = credProtect
             self.credBlob = credBlob
             self.minPinLength = minPinLength
             self.largeBlobKey = largeBlobKey
-            self.hmacSecret = hmacSecret
+            self.hmacSecret = hmacSecret || hmacSecretMC != nil
+            self.hmacSecretMC = hmacSecretMC
         }
     }
 
@@ -135,6 +140,12 @@ public struct FIDO2Session: Sendable {
         if extensions.minPinLength { requested.append(.init(key: .text("minPinLength"), value: .bool(true))) }
         if extensions.largeBlobKey { requested.append(.init(key: .text("largeBlobKey"), value: .bool(true))) }
         if extensions.hmacSecret { requested.append(.init(key: .text("hmac-secret"), value: .bool(true))) }
+        var sealed: (PINUVAuthProtocol, SecureBytes)?
+        if let salts = extensions.hmacSecretMC {
+            let (input, secret) = try await hmacSecretInput(salts, version: pinToken?.version ?? .two)
+            requested.append(.init(key: .text("hmac-secret-mc"), value: input))
+            sealed = secret
+        }
         if !requested.isEmpty { entries.append((0x06, .map(requested))) }
         if let pinToken {
             entries.append((0x08, .bytes(try pinToken.authenticate(clientDataHash))))
@@ -153,8 +164,14 @@ public struct FIDO2Session: Sendable {
             throw TokenMintError(.fido.invalidResponse, "makeCredential's authData: \(error.reason)", underlying: error)
         }
         guard authenticatorData.attestedCredential != nil else { throw TokenMintError(.fido.invalidResponse, "makeCredential's authData has no credential") }
-        return Credential(format: format, authenticatorData: authenticatorData, attestationStatement: statement,
-                          largeBlobKey: map[.unsigned(0x05)]?.bytesValue.map { SecureBytes($0) })
+        var credential = Credential(format: format, authenticatorData: authenticatorData, attestationStatement: statement,
+                                    largeBlobKey: map[.unsigned(0x05)]?.bytesValue.map { SecureBytes($0) })
+        if let (version, shared) = sealed {
+            let outputs = try? AuthenticatorExtensionOutputs(authenticatorData.extensions, ceremony: .registration)
+            guard let encrypted = outputs?.hmacSecretMCOutput else { throw TokenMintError(.fido.invalidResponse, "no hmac-secret-mc output") }
+            credential.hmacSecret = try Self.open(encrypted, version, shared)
+        }
+        return credential
     }
 
     /// authenticatorGetAssertion; an empty `allowList` asks for discoverable
@@ -173,18 +190,9 @@ public struct FIDO2Session: Sendable {
         if largeBlobKey { requested.append(.init(key: .text("largeBlobKey"), value: .bool(true))) }
         var sealed: (PINUVAuthProtocol, SecureBytes)?
         if let hmacSecret {
-            guard hmacSecret.salt1.count == 32, hmacSecret.salt2.map({ $0.count == 32 }) ?? true else {
-                throw TokenMintError(.fido.ctap(.invalidLength), "hmac-secret salts are 32 bytes")
-            }
-            let version = pinToken?.version ?? version
-            let (platformKey, shared) = try await keyAgreement(version)
-            let saltEnc = try version.encrypt(shared, SecureBytes(hmacSecret.salt1 + (hmacSecret.salt2 ?? [])))
-            requested.append(.init(key: .text("hmac-secret"), value: .map([
-                CBORMapEntry(key: .unsigned(1), value: platformKey), CBORMapEntry(key: .unsigned(2), value: .bytes(saltEnc)),
-                CBORMapEntry(key: .unsigned(3), value: .bytes(try version.authenticate(shared, saltEnc))),
-                CBORMapEntry(key: .unsigned(4), value: .unsigned(UInt64(version.rawValue))),
-            ])))
-            sealed = (version, shared)
+            let (input, secret) = try await hmacSecretInput(hmacSecret, version: pinToken?.version ?? version)
+            requested.append(.init(key: .text("hmac-secret"), value: input))
+            sealed = secret
         }
         if !requested.isEmpty { entries.append((0x04, .map(requested))) }
         if let pinToken {
@@ -199,11 +207,34 @@ public struct FIDO2Session: Sendable {
         if let (version, shared) = sealed {
             let outputs = try? AuthenticatorExtensionOutputs(assertion.authenticatorData.extensions, ceremony: .assertion)
             guard let encrypted = outputs?.hmacSecretOutput else { throw TokenMintError(.fido.invalidResponse, "no hmac-secret output") }
-            do { assertion.hmacSecret = try version.decrypt(shared, encrypted) } catch {
-                throw TokenMintError(.fido.invalidResponse, "the hmac-secret output does not decrypt", underlying: error)
-            }
+            assertion.hmacSecret = try Self.open(encrypted, version, shared)
         }
         return assertion
+    }
+
+    /// The hmac-secret (or hmac-secret-mc) input for `salts` under a fresh
+    /// key agreement, and the shared secret its output comes back under.
+    private func hmacSecretInput(_ salts: (salt1: [UInt8], salt2: [UInt8]?), version: PINUVAuthProtocol)
+        async throws(TokenMintError) -> (CBOR, (PINUVAuthProtocol, SecureBytes))
+    {
+        guard salts.salt1.count == 32, salts.salt2.map({ $0.count == 32 }) ?? true else {
+            throw TokenMintError(.fido.ctap(.invalidLength), "hmac-secret salts are 32 bytes")
+        }
+        let (platformKey, shared) = try await keyAgreement(version)
+        let saltEnc = try version.encrypt(shared, SecureBytes(salts.salt1 + (salts.salt2 ?? [])))
+        let input = CBOR.map([
+            CBORMapEntry(key: .unsigned(1), value: platformKey), CBORMapEntry(key: .unsigned(2), value: .bytes(saltEnc)),
+            CBORMapEntry(key: .unsigned(3), value: .bytes(try version.authenticate(shared, saltEnc))),
+            CBORMapEntry(key: .unsigned(4), value: .unsigned(UInt64(version.rawValue))),
+        ])
+        return (input, (version, shared))
+    }
+
+    /// An hmac-secret output, decrypted.
+    private static func open(_ encrypted: [UInt8], _ version: PINUVAuthProtocol, _ shared: SecureBytes) throws(TokenMintError) -> SecureBytes {
+        do { return try version.decrypt(shared, encrypted) } catch {
+            throw TokenMintError(.fido.invalidResponse, "the hmac-secret output does not decrypt", underlying: error)
+        }
     }
 
     /// authenticatorGetNextAssertion.

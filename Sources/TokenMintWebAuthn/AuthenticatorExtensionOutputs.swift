@@ -24,6 +24,9 @@ public struct AuthenticatorExtensionOutputs: Sendable, Hashable {
     public var hmacSecret: Bool?
     /// hmac-secret (assertion): the outputs, encrypted to the client; opaque to the RP.
     public var hmacSecretOutput: [UInt8]?
+    /// hmac-secret-mc (registration, CTAP 2.2 §12.7): the outputs at
+    /// creation, encrypted to the client; opaque to the RP.
+    public var hmacSecretMCOutput: [UInt8]?
     /// credBlob (registration): whether the blob was stored.
     public var credBlobStored: Bool?
     /// credBlob (assertion): the blob stored with the credential (empty when none).
@@ -57,6 +60,13 @@ public struct AuthenticatorExtensionOutputs: Sendable, Hashable {
                     throw Self.invalid("an hmac-secret output is 32 or 64 encrypted bytes (after a 16-byte IV under protocol 2)")
                 }
                 hmacSecretOutput = bytes
+            case ("hmac-secret-mc", .registration):
+                guard let bytes = value.bytesValue, [32, 48, 64, 80].contains(bytes.count) else {
+                    throw Self.invalid("an hmac-secret-mc output is 32 or 64 encrypted bytes (after a 16-byte IV under protocol 2)")
+                }
+                hmacSecretMCOutput = bytes
+            case ("hmac-secret-mc", .assertion):
+                throw Self.invalid("hmac-secret-mc is a registration output")
             case ("credBlob", .registration):
                 credBlobStored = try Self.bool(value, name)
             case ("credBlob", .assertion):
@@ -81,6 +91,7 @@ public struct AuthenticatorExtensionOutputs: Sendable, Hashable {
         if let credProtect { entries.append(.init(key: .text("credProtect"), value: .int(Int64(credProtect.rawValue)))) }
         if let hmacSecret { entries.append(.init(key: .text("hmac-secret"), value: .bool(hmacSecret))) }
         if let hmacSecretOutput { entries.append(.init(key: .text("hmac-secret"), value: .bytes(hmacSecretOutput))) }
+        if let hmacSecretMCOutput { entries.append(.init(key: .text("hmac-secret-mc"), value: .bytes(hmacSecretMCOutput))) }
         if let credBlobStored { entries.append(.init(key: .text("credBlob"), value: .bool(credBlobStored))) }
         if let credBlob { entries.append(.init(key: .text("credBlob"), value: .bytes(credBlob))) }
         if let minPinLength { entries.append(.init(key: .text("minPinLength"), value: .int(Int64(minPinLength)))) }

@@ -19,15 +19,24 @@ extension SoftwareAuthenticator {
         /// largeBlobKey: give the credential a key for its large blob
         /// (resident credentials only).
         public var largeBlobKey: Bool
+        /// hmac-secret-mc (CTAP 2.2 §12.7): PRF outputs for these salts at
+        /// creation already (needs ``hmacSecret``), as getAssertion gives them.
+        public var hmacSecretMC: (salt1: [UInt8], salt2: [UInt8]?)?
+        /// How the hmac-secret-mc output is sealed in the authenticator data
+        /// (see ``GetAssertionExtensions/hmacSecretSealer``).
+        public var hmacSecretSealer: (@Sendable (SecureBytes) throws(TokenMintError) -> [UInt8])?
 
         /// The inputs; none by default.
         public init(credProtect: CredentialProtection? = nil, hmacSecret: Bool = false, credBlob: [UInt8]? = nil,
-                    minPinLength: Bool = false, largeBlobKey: Bool = false) {
+                    minPinLength: Bool = false, largeBlobKey: Bool = false, hmacSecretMC: (salt1: [UInt8], salt2: [UInt8]?)? = nil,
+                    hmacSecretSealer: (@Sendable (SecureBytes) throws(TokenMintError) -> [UInt8])? = nil) {
             self.credProtect = credProtect
             self.hmacSecret = hmacSecret
             self.credBlob = credBlob
             self.minPinLength = minPinLength
             self.largeBlobKey = largeBlobKey
+            self.hmacSecretMC = hmacSecretMC
+            self.hmacSecretSealer = hmacSecretSealer
         }
     }
 
@@ -61,7 +70,7 @@ extension SoftwareAuthenticator {
     public static let maximumCredBlobLength = 32
 
     /// The extensions this authenticator supports, as getInfo lists them.
-    public static let supportedExtensions = ["credBlob", "credProtect", "hmac-secret", "largeBlobKey", "minPinLength"]
+    public static let supportedExtensions = ["credBlob", "credProtect", "hmac-secret", "hmac-secret-mc", "largeBlobKey", "minPinLength"]
 
     /// The hmac-secret salt of a WebAuthn `prf` input (WebAuthn L3 §10.1.4):
     /// SHA-256("WebAuthn PRF" ‖ 0x00 ‖ input).
@@ -78,20 +87,34 @@ extension SoftwareAuthenticator {
         if extensions.largeBlobKey && !residentKey {
             throw TokenMintError(.webAuthn.invalidOption, "largeBlobKey needs a resident credential")
         }
+        if extensions.hmacSecretMC != nil && !extensions.hmacSecret {
+            throw TokenMintError(.webAuthn.invalidParameter, "hmac-secret-mc needs hmac-secret")
+        }
     }
 
     /// The secrets a new credential's extensions need (stored with it), and
     /// the signed outputs of makeCredential.
-    func makeExtensions(_ extensions: MakeCredentialExtensions, rpID: String, credentialID: [UInt8])
-        -> (secrets: [(String, SecureBytes)], outputs: AuthenticatorExtensionOutputs, largeBlobKey: SecureBytes?)
+    func makeExtensions(_ extensions: MakeCredentialExtensions, rpID: String, credentialID: [UInt8], verified: Bool) throws(TokenMintError)
+        -> (secrets: [(String, SecureBytes)], outputs: AuthenticatorExtensionOutputs, largeBlobKey: SecureBytes?, hmacSecret: SecureBytes?)
     {
         var secrets: [(String, SecureBytes)] = []
         var outputs = AuthenticatorExtensionOutputs()
+        var clear: SecureBytes?
         outputs.credProtect = extensions.credProtect
         if extensions.hmacSecret {
             // CredRandomWithUV ‖ CredRandomWithoutUV.
-            secrets.append((SoftwareAuthenticator.credRandomName(credentialID), SecureBytes(randomCount: 64)))
+            let credRandoms = SecureBytes(randomCount: 64)
+            secrets.append((SoftwareAuthenticator.credRandomName(credentialID), credRandoms))
             outputs.hmacSecret = true
+            if let salts = extensions.hmacSecretMC {
+                let output = try SoftwareAuthenticator.hmacSecret(credRandoms, salts: salts, verified: verified)
+                if let seal = extensions.hmacSecretSealer {
+                    outputs.hmacSecretMCOutput = try seal(output)
+                } else {
+                    outputs.hmacSecretMCOutput = try SoftwareAuthenticator.encryptForClient(output)
+                }
+                clear = output
+            }
         }
         if let blob = extensions.credBlob { outputs.credBlobStored = blob.count <= SoftwareAuthenticator.maximumCredBlobLength }
         if extensions.minPinLength, minPinLengthRPIDs.contains(rpID) { outputs.minPinLength = minimumPINLength }
@@ -101,7 +124,7 @@ extension SoftwareAuthenticator {
             secrets.append((SoftwareAuthenticator.largeBlobKeyName(credentialID), key))
             largeBlobKey = key
         }
-        return (secrets, outputs, largeBlobKey)
+        return (secrets, outputs, largeBlobKey, clear)
     }
 
     /// Whether credProtect lets `record` be used: level 3 only with UV,

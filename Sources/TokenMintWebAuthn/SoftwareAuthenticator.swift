@@ -96,6 +96,8 @@ public actor SoftwareAuthenticator {
         public let attestationObject: AttestationObject
         /// The new credential's large-blob key (largeBlobKey extension).
         public let largeBlobKey: SecureBytes?
+        /// The hmac-secret-mc outputs in clear, for the client only.
+        public let hmacSecret: SecureBytes?
         /// The new credential's ID.
         public var credentialID: [UInt8] { authenticatorData.attestedCredential?.credentialID ?? [] }
         /// The signed extension outputs.
@@ -270,7 +272,7 @@ public actor SoftwareAuthenticator {
         if options.residentKey { try checkResidentCapacity(rpID: rp.id, userID: user.id) }
         let credentialID = SecureRandom.bytes(count: 32)
         let key = try makeKey(algorithm, credentialID: credentialID)
-        let made = makeExtensions(options.extensions, rpID: rp.id, credentialID: credentialID)
+        let made = try makeExtensions(options.extensions, rpID: rp.id, credentialID: credentialID, verified: verified)
         let record = Record(rpID: rp.id, userID: user.id, userName: user.name, userDisplayName: user.displayName, algorithm: algorithm.rawValue, resident: options.residentKey,
                             credProtect: options.extensions.credProtect?.rawValue, hmacSecret: made.outputs.hmacSecret,
                             credBlob: made.outputs.credBlobStored == true ? options.extensions.credBlob : nil)
@@ -281,7 +283,7 @@ public actor SoftwareAuthenticator {
                                                               clientDataHash: clientDataHash, key: key)
         let object = AttestationObject(format: attestation.rawValue, statement: statement, authenticatorData: authData)
         return MakeCredentialResponse(authenticatorData: authData, format: attestation.rawValue, attestationStatement: statement,
-                                      attestationObject: object, largeBlobKey: made.largeBlobKey)
+                                      attestationObject: object, largeBlobKey: made.largeBlobKey, hmacSecret: made.hmacSecret)
     }
 
     /// A new credential's key: its COSE public key, the EdDSA seed still to be

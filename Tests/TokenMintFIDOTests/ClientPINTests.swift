@@ -211,6 +211,13 @@ struct ClientPINTests {
         let two = try await outputs((salt1, salt2), uv: false)
         #expect(two.count == 64 && Array(two[0..<32]) == one && Array(two[32...]) != one)
         #expect(try await outputs((salt1, nil), uv: true) != one)
+        // hmac-secret-mc: the same outputs at creation as the first getAssertion gives.
+        let early = try await session.makeCredential(clientDataHash: Self.hash(3), rp: (Self.rp, nil), user: ([2], "b", nil),
+                                                     extensions: .init(hmacSecretMC: (salt1, salt2)))
+        let atCreation = try #require(early.hmacSecret)
+        let later = try await session.getAssertion(rpID: Self.rp, clientDataHash: Self.hash(4), allowList: [early.credentialID],
+                                                   hmacSecret: (salt1, salt2), using: version)
+        #expect(atCreation.count == 64 && later.hmacSecret == atCreation && atCreation.unsafeCopy != two)
         // Salts are 32 bytes each.
         await Self.expectStatus(.invalidLength) {
             _ = try await session.getAssertion(rpID: Self.rp, clientDataHash: Self.hash(2), allowList: [made.credentialID], hmacSecret: ([1], nil))

@@ -153,7 +153,7 @@ struct ExtensionTests {
         #expect(throws: TokenMintError.self) { try SoftwareAuthenticator(store: InMemoryStore(), minimumPINLength: 3) }
 
         let info = await session.getInfo()
-        #expect(info.extensions == ["credBlob", "credProtect", "hmac-secret", "largeBlobKey", "minPinLength"])
+        #expect(info.extensions == ["credBlob", "credProtect", "hmac-secret", "hmac-secret-mc", "largeBlobKey", "minPinLength"])
         #expect(info.maxCredBlobLength == 32)
     }
 

@@ -170,7 +170,9 @@ E  hmac-secret (§12.5) through python-fido2's HmacSecretExtension on a fresh
    salt; two salts give each salt's own output; with UV (uv=true, or a UV
    token) other outputs, the same either way; protocol 1 gives protocol 2's
    outputs; Fido2Client's prf (enabled; its results = hmac-secret of the PRF
-   salts with UV) and hmacCreateSecret / hmacGetSecret likewise.
+   salts with UV); prf with eval at registration through hmac-secret-mc
+   (CTAP 2.2 §12.7): results at creation = getAssertion's for the same salts;
+   hmacCreateSecret / hmacGetSecret likewise.
 W  Fido2Client + Fido2Server with a PIN (a fresh --no-builtin-uv device, a
    UserInteraction that types it): register (rk and uv required) asks once
    for mc on example.org; authenticate with an allow list and discoverably
@@ -1352,7 +1354,7 @@ PROTOCOLS = {2: PinProtocolV2, 1: PinProtocolV1}
 CMD = ClientPin.CMD
 CRED = CredentialManagement.RESULT
 NO_BUILTIN_UV, ALWAYS_UV = "--no-builtin-uv", "--always-uv"
-NEW_EXTENSIONS = ["credBlob", "credProtect", "hmac-secret", "largeBlobKey", "minPinLength"]
+NEW_EXTENSIONS = ["credBlob", "credProtect", "hmac-secret", "hmac-secret-mc", "largeBlobKey", "minPinLength"]
 WRONG_PIN = "not-the-pin"
 HMAC = HmacSecretExtension(allow_hmac_secret=True)
 
@@ -2222,6 +2224,20 @@ def e_prf_client(side):
            "Fido2Client's prf results differ from hmac-secret over CTAP with UV for the same salts")
 
 
+def e_prf_at_create(side):
+    client = Fido2Client(side.dev, DefaultClientDataCollector(origin=ORIGIN), user_interaction=NeverPrompt())
+    first, second = b"at creation", b"and its twin"
+    reg, _, _, cred = web_register(client, {"prf": {"eval": {"first": first, "second": second}}}, name="maud")
+    prf = reg.client_extension_results.prf
+    results = prf.results if prf is not None else None
+    expect(prf is not None and prf.enabled is True and results is not None
+           and len(results.first) == 32 and len(results.second or b"") == 32,
+           f"prf registration output {prf!r}, expected enabled and two results (hmac-secret-mc)")
+    x1, x2, _ = hmac_get(side, cred, prf_salt(first), prf_salt(second), uv=True)
+    expect((results.first, results.second) == (x1, x2),
+           "hmac-secret-mc's results at creation differ from hmac-secret's at getAssertion (same salts, UV)")
+
+
 def e_hmac_client(side):
     client = Fido2Client(side.dev, DefaultClientDataCollector(origin=ORIGIN), user_interaction=NeverPrompt(),
                          extensions=[HmacSecretExtension(allow_hmac_secret=True)])
@@ -2370,6 +2386,7 @@ def side_groups(root, pin_capable):
         ("with UV (uv=true, or a UV token): other outputs, the same both ways", e_uv),
         ("protocol 1: the same outputs as protocol 2, without and with UV", e_protocol_1),
         ("Fido2Client prf (enabled; results = hmac-secret of the PRF salts with UV)", e_prf_client),
+        ("Fido2Client prf eval at registration: hmac-secret-mc results = getAssertion's", e_prf_at_create),
         ("Fido2Client hmacCreateSecret / hmacGetSecret", e_hmac_client),
     ])
     side_group(root, "W", "w", [NO_BUILTIN_UV], [
