@@ -1,3 +1,5 @@
+public import TokenMintCore
+
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
@@ -80,10 +82,13 @@ public struct HashFunction: Hashable, Sendable, CustomStringConvertible {
 
     /// The digest of a secret, into zeroing memory (a key derived by
     /// hashing never passes through ordinary memory).
-    public func secretHash(_ secret: SecureBytes) -> SecureBytes {
-        secret.withUnsafeBytes { input in
-            SecureBytes(count: digestSize) { (out: UnsafeMutableRawBufferPointer) in
-                _ = handle.digest(input, into: out.bindMemory(to: UInt8.self))
+    /// - Throws: `libraryFailure` if OpenSSL fails (never a zero-filled digest).
+    public func secretHash(_ secret: SecureBytes) throws(TokenMintError) -> SecureBytes {
+        try secret.withUnsafeBytes { (input) throws(TokenMintError) in
+            try SecureBytes(count: digestSize) { (out: UnsafeMutableRawBufferPointer) throws(TokenMintError) in
+                guard handle.digest(input, into: out.bindMemory(to: UInt8.self)) == digestSize else {
+                    throw TokenMintError(.crypto.libraryFailure, "\(name) failed")
+                }
             }
         }
     }

@@ -20,22 +20,24 @@ extension CTAP2Authenticator {
         guard let param = try p.optionalBytes(0x04) else { throw .ctap(.pinUvAuthTokenRequired, "credential management needs a PIN/UV auth token") }
         let version = try PINUVAuthProtocol.named(p.value(0x03))
         let message = [UInt8(subCommand)] + (parameters.map { CBOREncoder.encode($0) } ?? [])
-        // Which RP the request is about, when it names one: a token bound to an RP serves only that RP.
+        _ = try await state.useToken(version, param: param, message: message, permission: .credentialManagement, rpID: nil, bind: false)
+        // A token bound to an RP serves only that RP's credentials (§6.8.2–§6.8.6), checked
+        // before anything is looked up, so that it learns nothing of other RPs.
+        let bound = await state.tokenRPID
+        if subCommand <= 0x02, bound != nil { throw .ctap(.pinAuthInvalid, "a token bound to an RP serves only that RP's credentials") }
         var rpID: String?
         var credential: SoftwareAuthenticator.ResidentCredential?
         if subCommand == 0x04 {
             guard let hash = parameters?[.unsigned(0x01)]?.bytesValue else { throw .ctap(.missingParameter, "rpIDHash is missing") }
+            if let bound, HashFunction.sha256.hash(Array(bound.utf8)) != hash { throw .ctap(.pinAuthInvalid, "the token is bound to another RP") }
             rpID = try await authenticator.residentRelyingParties().first { HashFunction.sha256.hash(Array($0.utf8)) == hash }
         } else if subCommand == 0x06 || subCommand == 0x07 {
             guard let descriptor = parameters?[.unsigned(0x02)], descriptor.mapValue != nil, let id = try CTAPParameters.bytes(descriptor, "id") else {
                 throw .ctap(.missingParameter, "credentialID is missing")
             }
-            credential = try await find(id)
+            credential = try await authenticator.residentCredential(id)
+            if let bound, credential?.rpID != bound { throw .ctap(.pinAuthInvalid, "the token is bound to another RP") }
             rpID = credential?.rpID
-        }
-        _ = try await state.useToken(version, param: param, message: message, permission: .credentialManagement, rpID: rpID, bind: false)
-        if subCommand <= 0x02, await state.tokenRPID != nil {
-            throw .ctap(.pinAuthInvalid, "a token bound to an RP serves only that RP's credentials")  // §6.8.2, §6.8.3
         }
         switch subCommand {
         case 0x01:
@@ -70,14 +72,6 @@ extension CTAP2Authenticator {
             }
             return .map([])
         }
-    }
-
-    /// The discoverable credential with `id`, if there is one.
-    private func find(_ id: [UInt8]) async throws(TokenMintError) -> SoftwareAuthenticator.ResidentCredential? {
-        for rpID in try await authenticator.residentRelyingParties() {
-            if let found = try await authenticator.residentCredentials(rpID: rpID).first(where: { $0.credentialID == id }) { return found }
-        }
-        return nil
     }
 
     private func nextRP() async throws(TokenMintError) -> CBOR {
@@ -117,8 +111,27 @@ extension CTAP2Authenticator {
 }
 
 extension ClientPINState {
-    func setCursor(rps: [String]) { remainingRPs = rps }
-    func setCursor(credentials: [SoftwareAuthenticator.ResidentCredential]) { remainingCredentials = credentials }
-    func popRP() -> String? { remainingRPs.isEmpty ? nil : remainingRPs.removeFirst() }
-    func popCredential() -> SoftwareAuthenticator.ResidentCredential? { remainingCredentials.isEmpty ? nil : remainingCredentials.removeFirst() }
+    func setCursor(rps: [String]) {
+        discardCursors()
+        remainingRPs = rps
+        cursorDeadline = .now + Self.cursorLifetime
+    }
+    func setCursor(credentials: [SoftwareAuthenticator.ResidentCredential]) {
+        discardCursors()
+        remainingCredentials = credentials
+        cursorDeadline = .now + Self.cursorLifetime
+    }
+    func popRP() -> String? {
+        if ContinuousClock.now > cursorDeadline { discardCursors() }
+        return remainingRPs.isEmpty ? nil : remainingRPs.removeFirst()
+    }
+    func popCredential() -> SoftwareAuthenticator.ResidentCredential? {
+        if ContinuousClock.now > cursorDeadline { discardCursors() }
+        return remainingCredentials.isEmpty ? nil : remainingCredentials.removeFirst()
+    }
+    /// Ends an enumeration: what it had not returned yet is forgotten.
+    func discardCursors() {
+        remainingRPs = []
+        remainingCredentials = []
+    }
 }

@@ -43,8 +43,9 @@ public struct CTAP2Authenticator: Sendable {
         guard let first = request.first else { return [CTAP2Status.invalidLength.rawValue] }
         guard request.count <= Self.maximumMessageSize else { return [CTAP2Status.requestTooLarge.rawValue] }
         guard let command = CTAP2Command(rawValue: first) else { return [CTAP2Status.invalidCommand.rawValue] }
-        // CTAP 2.1 §6.3: any other command ends a getNextAssertion sequence.
+        // CTAP 2.1 §6.3, §6.8: any other command ends a getNextAssertion sequence or an enumeration.
         if command != .getNextAssertion { await authenticator.discardPendingAssertions() }
+        if command != .credentialManagement || !Self.continuesEnumeration(request) { await state.discardCursors() }
         do {
             let parameters = try CTAPParameters(request.dropFirst())
             let answer: CBOR?
@@ -69,6 +70,12 @@ public struct CTAP2Authenticator: Sendable {
         } catch {
             return [CTAP2Status(error).rawValue]
         }
+    }
+
+    /// Whether a credential management request is getNextRP or getNextCredential.
+    private static func continuesEnumeration(_ request: [UInt8]) -> Bool {
+        // {1: 3} or {1: 5}: the only two shapes that continue an enumeration.
+        request.count == 4 && request[1] == 0xA1 && request[2] == 0x01 && (request[3] == 0x03 || request[3] == 0x05)
     }
 
     /// authenticatorGetInfo's map.
@@ -179,13 +186,13 @@ public struct CTAP2Authenticator: Sendable {
             extensions.largeBlobKey = try CTAPParameters.flag(map, "largeBlobKey")
             if map[.text("largeBlobKey")] != nil, !extensions.largeBlobKey { throw .ctap(.invalidOption, "largeBlobKey is true when present") }
         }
+        var makeOptions = SoftwareAuthenticator.MakeCredentialOptions(residentKey: residentKey, userVerification: verification.builtIn,
+                                                                      extensions: extensions)
+        makeOptions.userVerifiedByPlatform = verification.byToken
         let made = try await authenticator.makeCredential(
             clientDataHash: clientDataHash, rp: (rpID, try CTAPParameters.text(rp, "name")),
             user: (userID, try CTAPParameters.text(user, "name") ?? "", try CTAPParameters.text(user, "displayName")),
-            pubKeyCredParams: algorithms, excludeList: exclude,
-            options: .init(residentKey: residentKey, userVerification: verification.builtIn, extensions: extensions,
-                           userVerifiedByPlatform: verification.byToken),
-            attestation: .packed)
+            pubKeyCredParams: algorithms, excludeList: exclude, options: makeOptions, attestation: .packed)
         await state.consumeToken()  // §6.1.2 step 17: whatever verified this request
         var entries: [(UInt64, CBOR)] = [(0x01, .text(made.format)), (0x02, .bytes(made.authenticatorData.bytes)), (0x03, made.attestationStatement)]
         if let key = made.largeBlobKey { entries.append((0x05, .bytes(key.withUnsafeBytes { Array($0) }))) }
@@ -212,10 +219,10 @@ public struct CTAP2Authenticator: Sendable {
                 extensions.hmacSecretSealer = sealer
             }
         }
-        let response = try await authenticator.getAssertion(
-            clientDataHash: clientDataHash, rpID: rpID, allowList: allow,
-            options: .init(userPresence: userPresence, userVerification: verification.builtIn, extensions: extensions,
-                           userVerifiedByPlatform: verification.byToken))
+        var getOptions = SoftwareAuthenticator.GetAssertionOptions(userPresence: userPresence, userVerification: verification.builtIn,
+                                                                   extensions: extensions)
+        getOptions.userVerifiedByPlatform = verification.byToken
+        let response = try await authenticator.getAssertion(clientDataHash: clientDataHash, rpID: rpID, allowList: allow, options: getOptions)
         if userPresence { await state.consumeToken() }  // §6.2.2 step 9
         return try await assertion(response, first: true, discoverable: allow.isEmpty)
     }

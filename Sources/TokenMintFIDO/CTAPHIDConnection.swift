@@ -25,6 +25,9 @@ public final class CTAPHIDConnection: FIDOConnection, @unchecked Sendable {
     private let queue = DispatchQueue(label: "tokenmint.ctaphid.client")
     private let lock = Lock()
     private var closed = false
+    /// A response timed out: its late answer may still come, so the next
+    /// request first resynchronizes the channel with INIT (only touched on `queue`).
+    private var needsResynchronization = false
 
     /// Connects to the socket at `socketPath` and allocates a channel.
     public convenience init(socketPath: String) async throws(TokenMintError) {
@@ -109,6 +112,7 @@ public final class CTAPHIDConnection: FIDOConnection, @unchecked Sendable {
 
     private func blockingTransact(_ channel: UInt32, _ command: UInt8, _ data: [UInt8], _ accept: ([UInt8]) -> Bool) throws(TokenMintError) -> [UInt8] {
         guard !lock.withLock({ closed }) else { throw TokenMintError(.fido.sessionClosed, "the connection is closed") }
+        if needsResynchronization { try resynchronize() }
         for report in CTAPHID.packets(channel: channel, command: command, data: data) { try write(report) }
         let deadline = ContinuousClock.now + Self.responseTimeout
         var busyRetries = 0
@@ -143,6 +147,22 @@ public final class CTAPHIDConnection: FIDOConnection, @unchecked Sendable {
         }
     }
 
+    /// INIT on the allocated channel (CTAP 2.1 §11.2.9.1.3): the key stops
+    /// what the channel was doing; everything before the INIT answer with
+    /// this nonce (a late answer) is skipped.
+    private func resynchronize() throws(TokenMintError) {
+        let nonce = SecureRandom.bytes(count: 8)
+        for report in CTAPHID.packets(channel: channel, command: CTAPHID.Command.initialize.rawValue, data: nonce) { try write(report) }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while true {
+            let report = try read(until: deadline)
+            if CTAPHID.channel(report) == channel, report[4] == CTAPHID.Command.initialize.rawValue, Array(report[7..<15]) == nonce {
+                needsResynchronization = false
+                return
+            }
+        }
+    }
+
     private func write(_ report: [UInt8]) throws(TokenMintError) {
         if hidraw {
             // Report ID 0 (FIDO devices have no report IDs), then the report, in one write.
@@ -167,10 +187,15 @@ public final class CTAPHIDConnection: FIDOConnection, @unchecked Sendable {
         var report = [UInt8](repeating: 0, count: CTAPHID.reportSize)
         var filled = 0
         while filled < report.count {
+            // close() cannot interrupt a hidraw read (shutdown is for sockets): the poll loop checks.
+            guard !lock.withLock({ closed }) else { throw TokenMintError(.fido.sessionClosed, "the connection is closed") }
             let left = deadline - ContinuousClock.now
-            guard left > .zero else { throw TokenMintError(.fido.transportError, "the key did not answer in time") }
+            guard left > .zero else {
+                needsResynchronization = true
+                throw TokenMintError(.fido.transportError, "the key did not answer in time")
+            }
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000, 60_000))
+            let milliseconds = Int32(min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000, 200))
             let ready = poll(&poller, 1, max(1, milliseconds))
             if ready < 0, errno == EINTR { continue }
             guard ready > 0 else { continue }

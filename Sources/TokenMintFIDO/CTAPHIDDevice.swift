@@ -1,5 +1,6 @@
 import TokenMintCore
 import Foundation
+import TokenMintWebAuthn
 
 /// The authenticator side of CTAPHID: takes reports from hosts, answers
 /// INIT, PING, WINK and CANCEL itself, hands complete CBOR messages to a
@@ -33,9 +34,12 @@ public final class CTAPHIDDevice: @unchecked Sendable {
     }
 
     private struct Processing {
+        let id: Int
         let channel: UInt32
         let host: Host
-        var cancelled = false
+        var task: Task<Void, Never>?
+        /// Waiting for the user (KEEPALIVE status UPNEEDED, else PROCESSING).
+        var waitingForUser = false
     }
 
     private let authenticator: CTAP2Authenticator
@@ -45,6 +49,7 @@ public final class CTAPHIDDevice: @unchecked Sendable {
     private var nextChannel: UInt32 = 1
     private var assembly: Assembly?
     private var processing: Processing?
+    private var lastProcessingID = 0
 
     /// A device answering with `authenticator`; `send` delivers one report
     /// to a host (it must not block: queue the write).
@@ -122,9 +127,10 @@ public final class CTAPHIDDevice: @unchecked Sendable {
             return
         }
         if let running = processing {
-            // While a command runs, only its own channel's CANCEL is taken.
+            // While a command runs, only its own channel's CANCEL is taken: the
+            // command is stopped and answered KEEPALIVE_CANCEL now (CTAP 2.1 §11.2.9.1.5).
             if running.channel == channel, command == CTAPHID.Command.cancel.rawValue {
-                processing?.cancelled = true
+                abort(answering: true)
             } else {
                 fail(channel, .channelBusy, to: host)
             }
@@ -172,8 +178,10 @@ public final class CTAPHIDDevice: @unchecked Sendable {
             fail(channel, .invalidChannel, to: host)
             return
         }
-        // INIT on an allocated channel resynchronizes it: its unfinished message is dropped.
+        // INIT on an allocated channel resynchronizes it: its unfinished
+        // message is dropped and a command it runs is stopped, unanswered.
         if assembly?.channel == channel { assembly = nil }
+        if channel != CTAPHID.broadcastChannel, processing?.channel == channel { abort(answering: false) }
         var allocated = channel
         if channel == CTAPHID.broadcastChannel {
             allocated = nextChannel
@@ -196,33 +204,53 @@ public final class CTAPHIDDevice: @unchecked Sendable {
             break  // nothing runs: nothing to cancel, and CANCEL has no answer
         case .cbor:
             guard !data.isEmpty else { return fail(channel, .invalidLength, to: host) }
-            processing = Processing(channel: channel, host: host)
             run(data, channel: channel, host: host)
         default:
             fail(channel, .invalidCommand, to: host)
         }
     }
 
-    /// Runs a CBOR command off the lock, with KEEPALIVE every 100 ms until it answers.
+    /// Stops the running command (its task is cancelled, and its answer,
+    /// if it comes, dropped), answering KEEPALIVE_CANCEL when `answering`.
+    private func abort(answering: Bool) {
+        guard let running = processing else { return }
+        running.task?.cancel()
+        processing = nil
+        if answering { reply(running.channel, CTAPHID.Command.cbor.rawValue, [CTAP2Status.keepaliveCancel.rawValue], to: running.host) }
+    }
+
+    /// Runs a CBOR command off the lock, with KEEPALIVE every 100 ms until it
+    /// answers (UPNEEDED while the authenticator waits for the user). Called
+    /// under the lock.
     private func run(_ request: [UInt8], channel: UInt32, host: Host) {
         let authenticator = self.authenticator
+        lastProcessingID += 1
+        let id = lastProcessingID
+        processing = Processing(id: id, channel: channel, host: host)
         let keepalive = Task { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(100))
                 guard !Task.isCancelled, let self else { return }
                 self.lock.withLock {
-                    if self.processing?.channel == channel { self.reply(channel, CTAPHID.Command.keepalive.rawValue, [1], to: host) }
+                    guard let running = self.processing, running.id == id else { return }
+                    self.reply(channel, CTAPHID.Command.keepalive.rawValue, [running.waitingForUser ? 2 : 1], to: host)
                 }
             }
         }
-        Task { [weak self] in
-            let response = await authenticator.respond(to: request)
+        let observer: @Sendable (Bool) -> Void = { [weak self] waiting in
+            self?.lock.withLock { if self?.processing?.id == id { self?.processing?.waitingForUser = waiting } }
+        }
+        processing?.task = Task { [weak self] in
+            let response = await SoftwareAuthenticator.$userInteractionObserver.withValue(observer) {
+                await authenticator.respond(to: request)
+            }
             keepalive.cancel()
             guard let self else { return }
             self.lock.withLock {
-                let cancelled = self.processing?.cancelled == true
+                // A cancelled or resynchronized command was answered already, or is not to be.
+                guard self.processing?.id == id else { return }
                 self.processing = nil
-                self.reply(channel, CTAPHID.Command.cbor.rawValue, cancelled ? [CTAP2Status.keepaliveCancel.rawValue] : response, to: host)
+                self.reply(channel, CTAPHID.Command.cbor.rawValue, response, to: host)
             }
         }
     }

@@ -19,6 +19,10 @@ public final class CTAPHIDSocketServer: @unchecked Sendable {
     private let lock = Lock()
     private var connections: [Int: Int32] = [:]
     private var queues: [Int: DispatchQueue] = [:]
+    /// Reports queued for each host and not yet written.
+    private var backlog: [Int: Int] = [:]
+    /// The most reports queued for a host that does not read (256 KiB): beyond, it is disconnected.
+    static let maximumBacklog = 4096
     private var nextHost = 1
     private var stopped = false
 
@@ -116,6 +120,7 @@ public final class CTAPHIDSocketServer: @unchecked Sendable {
         device.disconnected(host)
         lock.withLock {
             connections[host] = nil
+            backlog[host] = nil
             // Writes already queued finish before the descriptor is closed.
             queues.removeValue(forKey: host)?.async { close(client) }
         }
@@ -126,7 +131,15 @@ public final class CTAPHIDSocketServer: @unchecked Sendable {
         // same queue, so this write never reaches a descriptor number reused by another host.
         lock.withLock {
             guard let client = connections[host], let queue = queues[host] else { return }
-            queue.async {
+            let queued = backlog[host, default: 0] + 1
+            guard queued <= Self.maximumBacklog else {
+                // A host that sends and never reads would grow the queue without end: it is cut off.
+                shutdown(client, Int32(SHUT_RDWR))
+                return
+            }
+            backlog[host] = queued
+            queue.async { [weak self] in
+                defer { self?.lock.withLock { self?.backlog[host]? -= 1 } }
                 var sent = 0
                 while sent < report.count {
                     let count = report.withUnsafeBytes { send(client, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }

@@ -28,6 +28,7 @@ actor ClientPINState {
         var rpID: String?
         let issued: ContinuousClock.Instant
         var userVerified: Bool
+        var used = false
     }
 
     let store: any KeyValueStore
@@ -35,9 +36,14 @@ actor ClientPINState {
     private var keyAgreement: ECDSA.PrivateKey?
     private var consecutiveMismatches = 0
     private var token: Token?
-    /// Credential management's enumeration cursors.
+    /// Credential management's enumeration cursors, dropped by any other
+    /// command, by a delete or reset, and after 30 s (CTAP 2.1 §6.8.3, §6.8.5).
     var remainingRPs: [String] = []
     var remainingCredentials: [SoftwareAuthenticator.ResidentCredential] = []
+    var cursorDeadline = ContinuousClock.now
+    static let cursorLifetime: Duration = .seconds(30)
+    /// A token unused this long after it is issued expires (CTAP 2.1 §6.5.2.1's initial usage limit).
+    static let initialUsageLimit: Duration = .seconds(30)
 
     init(store: any KeyValueStore, minimumLength: Int) {
         self.store = store
@@ -182,7 +188,7 @@ actor ClientPINState {
         guard length <= 63 else { throw .ctap(.pinPolicyViolation, "a PIN is at most 63 bytes") }
         guard let points else { throw .ctap(.pinPolicyViolation, "a PIN is UTF-8") }
         guard points >= minimumLength else { throw .ctap(.pinPolicyViolation, "a PIN has at least \(minimumLength) characters") }
-        return HashFunction.sha256.secretHash(padded.slice(0..<length)).slice(0..<16)
+        return try HashFunction.sha256.secretHash(padded.slice(0..<length)).slice(0..<16)
     }
 
     /// Checks a request's pinUvAuthParam against the token in use: right
@@ -192,7 +198,7 @@ actor ClientPINState {
     func useToken(_ version: PINUVAuthProtocol, param: [UInt8], message: [UInt8], permission: PINUVAuthPermissions, rpID: String?, bind: Bool)
         throws(TokenMintError) -> Bool
     {
-        guard var current = token, ContinuousClock.now < current.issued + Self.tokenLifetime else {
+        guard var current = token, ContinuousClock.now < current.issued + (current.used ? Self.tokenLifetime : Self.initialUsageLimit) else {
             token = nil
             throw .ctap(.pinAuthInvalid, "no PIN/UV auth token is in use")
         }
@@ -207,6 +213,7 @@ actor ClientPINState {
                 current.rpID = rpID
             }
         }
+        current.used = true
         token = current
         return current.userVerified
     }

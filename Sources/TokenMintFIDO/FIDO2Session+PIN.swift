@@ -96,16 +96,23 @@ extension FIDO2Session {
     /// The PIN's UTF-8 padded with zeros to 64 bytes; refused here when it
     /// cannot be a PIN (empty, over 63 bytes, or holding a zero byte).
     static func padded(_ pin: String) throws(TokenMintError) -> SecureBytes {
-        let bytes = Array(pin.utf8)
-        guard !bytes.isEmpty, bytes.count <= 63, !bytes.contains(0) else {
+        let utf8 = pin.utf8
+        guard !utf8.isEmpty, utf8.count <= 63, !utf8.contains(0) else {
             throw TokenMintError(.fido.ctap(.pinPolicyViolation), "a PIN is 1 to 63 bytes of UTF-8 without NUL")
         }
-        return SecureBytes(bytes + [UInt8](repeating: 0, count: 64 - bytes.count))
+        return SecureBytes(count: 64, initializingWith: { (out: UnsafeMutableRawBufferPointer) in
+            out.initializeMemory(as: UInt8.self, repeating: 0)
+            for (index, byte) in utf8.enumerated() { out[index] = byte }
+        })
     }
 
     /// LEFT(SHA-256(PIN), 16).
-    static func pinHash(_ pin: String) -> SecureBytes {
-        HashFunction.sha256.secretHash(SecureBytes(Array(pin.utf8))).slice(0..<16)
+    static func pinHash(_ pin: String) throws(TokenMintError) -> SecureBytes {
+        let utf8 = pin.utf8
+        let bytes = SecureBytes(count: utf8.count, initializingWith: { (out: UnsafeMutableRawBufferPointer) in
+            for (index, byte) in utf8.enumerated() { out[index] = byte }
+        })
+        return try HashFunction.sha256.secretHash(bytes).slice(0..<16)
     }
 }
 

@@ -27,7 +27,7 @@ public enum PINUVAuthProtocol: Int, Sendable, Hashable, CaseIterable {
     func kdf(_ z: SecureBytes) throws(TokenMintError) -> SecureBytes {
         switch self {
         case .one:
-            return HashFunction.sha256.secretHash(z)
+            return try HashFunction.sha256.secretHash(z)
         case .two:
             let salt = [UInt8](repeating: 0, count: 32)
             let hmacKey = try HKDF.deriveKey(inputKeyMaterial: z, salt: salt, info: Array("CTAP2 HMAC key".utf8), outputByteCount: 32)
@@ -69,18 +69,26 @@ public enum PINUVAuthProtocol: Int, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// The length of authenticate's tags: 16 bytes (1) or 32 (2).
+    var tagByteCount: Int { self == .one ? 16 : 32 }
+
     /// authenticate(key, message): HMAC-SHA-256, its first 16 bytes under protocol 1.
+    /// - Throws: when OpenSSL fails (never a short or empty tag).
     func authenticate(_ key: SecureBytes, _ message: [UInt8]) throws(TokenMintError) -> [UInt8] {
-        let hmac: HMACKey
-        do { hmac = try HMACKey(secret: hmacKey(key), hash: .sha256) } catch { throw TokenMintError(.fido.ctap(.other), "HMAC key", underlying: error) }
-        let tag = HMAC.authenticationCode(for: message, using: hmac)
-        return self == .one ? Array(tag.prefix(16)) : tag
+        let tag: SecureBytes
+        do { tag = try HMAC.secretAuthenticationCode(for: message, using: try HMACKey(secret: hmacKey(key), hash: .sha256)) } catch {
+            throw TokenMintError(.fido.ctap(.other), "HMAC-SHA-256 failed", underlying: error)
+        }
+        guard tag.count == 32 else { throw .ctap(.other, "HMAC-SHA-256 failed") }
+        return tag.withUnsafeBytes { Array($0.prefix(tagByteCount)) }  // a tag, not a key: it goes on the wire
     }
 
-    /// verify(key, message, signature), in constant time.
+    /// verify(key, message, signature): a tag of exactly this protocol's
+    /// length, compared in constant time.
     func verify(_ key: SecureBytes, _ message: [UInt8], _ signature: [UInt8]) throws(TokenMintError) -> Bool {
+        guard signature.count == tagByteCount else { return false }
         let expected = try authenticate(key, message)
-        return signature.count == expected.count && ConstantTime.equals(expected, signature)
+        return expected.count == tagByteCount && ConstantTime.equals(expected, signature)
     }
 
     /// The COSE key agreement key (kty EC2, alg ECDH-ES+HKDF-256, crv P-256) of `key`.

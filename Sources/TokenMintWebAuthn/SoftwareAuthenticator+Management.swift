@@ -39,23 +39,28 @@ extension SoftwareAuthenticator {
     public func residentCredentials(rpID: String) throws(TokenMintError) -> [ResidentCredential] {
         var found: [ResidentCredential] = []
         for id in try residentIDs(rpID) {
-            guard let record = try loadRecord(id) else { continue }
-            let (key, largeBlobKey) = try storeCall { tx in
-                (try tx.secret(SoftwareAuthenticator.name("key", id)), try tx.secret(SoftwareAuthenticator.largeBlobKeyName(id)))
-            }
-            guard let key else { throw TokenMintError(.webAuthn.invalidCredential, "the credential key is missing") }
-            let publicKey: COSEKey
-            do {
-                publicKey = record.algorithm == COSEAlgorithm.edDSA.rawValue
-                    ? COSEKey(try Ed25519.PrivateKey(rawRepresentation: key).publicKey)
-                    : try COSEKey(try ECDSA.PrivateKey(rawRepresentation: key, curve: .p256).publicKey)
-            } catch { throw TokenMintError(.webAuthn.other, "the credential key does not open", underlying: error) }
-            found.append(ResidentCredential(
-                credentialID: id, rpID: record.rpID, userID: record.userID, userName: record.userName, userDisplayName: record.userDisplayName,
-                publicKey: publicKey, protection: record.credProtect.flatMap(CredentialProtection.init(rawValue:)) ?? .userVerificationOptional,
-                largeBlobKey: largeBlobKey))
+            if let credential = try residentCredential(id) { found.append(credential) }
         }
         return found
+    }
+
+    /// The discoverable credential with this ID, if there is one.
+    public func residentCredential(_ id: [UInt8]) throws(TokenMintError) -> ResidentCredential? {
+        guard id.count <= 1023, let record = try loadRecord(id), record.resident else { return nil }
+        let (key, largeBlobKey) = try storeCall { tx in
+            (try tx.secret(SoftwareAuthenticator.name("key", id)), try tx.secret(SoftwareAuthenticator.largeBlobKeyName(id)))
+        }
+        guard let key else { throw TokenMintError(.webAuthn.invalidCredential, "the credential key is missing") }
+        let publicKey: COSEKey
+        do {
+            publicKey = record.algorithm == COSEAlgorithm.edDSA.rawValue
+                ? COSEKey(try Ed25519.PrivateKey(rawRepresentation: key).publicKey)
+                : try COSEKey(try ECDSA.PrivateKey(rawRepresentation: key, curve: .p256).publicKey)
+        } catch { throw TokenMintError(.webAuthn.other, "the credential key does not open", underlying: error) }
+        return ResidentCredential(
+            credentialID: id, rpID: record.rpID, userID: record.userID, userName: record.userName, userDisplayName: record.userDisplayName,
+            publicKey: publicKey, protection: record.credProtect.flatMap(CredentialProtection.init(rawValue:)) ?? .userVerificationOptional,
+            largeBlobKey: largeBlobKey)
     }
 
     /// Deletes a discoverable credential; `noCredentials` when there is none with this ID.

@@ -43,15 +43,13 @@ public actor SoftwareAuthenticator {
         /// Extension inputs.
         public var extensions: MakeCredentialExtensions
         /// The user was verified already, by the platform (a PIN/UV auth
-        /// token the caller checked): UV is set without built-in verification.
-        public var userVerifiedByPlatform: Bool
+        /// token the CTAP layer checked): UV is set without built-in verification.
+        package var userVerifiedByPlatform = false
         /// Options.
-        public init(residentKey: Bool = false, userVerification: Bool = false, extensions: MakeCredentialExtensions = .init(),
-                    userVerifiedByPlatform: Bool = false) {
+        public init(residentKey: Bool = false, userVerification: Bool = false, extensions: MakeCredentialExtensions = .init()) {
             self.residentKey = residentKey
             self.userVerification = userVerification
             self.extensions = extensions
-            self.userVerifiedByPlatform = userVerifiedByPlatform
         }
     }
 
@@ -64,15 +62,13 @@ public actor SoftwareAuthenticator {
         /// Extension inputs.
         public var extensions: GetAssertionExtensions
         /// The user was verified already, by the platform (a PIN/UV auth
-        /// token the caller checked): UV is set without built-in verification.
-        public var userVerifiedByPlatform: Bool
+        /// token the CTAP layer checked): UV is set without built-in verification.
+        package var userVerifiedByPlatform = false
         /// Options.
-        public init(userPresence: Bool = true, userVerification: Bool = false, extensions: GetAssertionExtensions = .init(),
-                    userVerifiedByPlatform: Bool = false) {
+        public init(userPresence: Bool = true, userVerification: Bool = false, extensions: GetAssertionExtensions = .init()) {
             self.userPresence = userPresence
             self.userVerification = userVerification
             self.extensions = extensions
-            self.userVerifiedByPlatform = userVerifiedByPlatform
         }
     }
 
@@ -268,7 +264,7 @@ public actor SoftwareAuthenticator {
         // CTAP 2.1 §6.1.2: user verification first; the exclude list is read with its outcome, then presence.
         let verified = options.userVerifiedByPlatform ? true : try await verify(request, asked: options.userVerification)
         try await checkExcludeList(excludeList, rpID: rp.id, request: request, verified: verified)
-        guard await confirmPresence(request) else { throw TokenMintError(.webAuthn.operationDenied, "the user did not confirm presence") }
+        guard await askUser(confirmPresence, request) else { throw TokenMintError(.webAuthn.operationDenied, "the user did not confirm presence") }
         if options.residentKey { try checkResidentCapacity(rpID: rp.id, userID: user.id) }
         let credentialID = SecureRandom.bytes(count: 32)
         let key = try makeKey(algorithm, credentialID: credentialID)
@@ -320,16 +316,32 @@ public actor SoftwareAuthenticator {
     private func checkExcludeList(_ excludeList: [[UInt8]], rpID: String, request: Request, verified: Bool) async throws(TokenMintError) {
         for id in excludeList where (try? storeCall({ tx in try tx.value(SoftwareAuthenticator.name("meta", id)) })).flatMap({ $0 }) != nil {
             if let record = try? loadRecord(id), record.rpID == rpID, SoftwareAuthenticator.usable(record, verified: verified, discoverable: false) {
-                _ = await confirmPresence(request)
+                _ = await askUser(confirmPresence, request)
                 throw TokenMintError(.webAuthn.credentialExcluded, "a credential in the exclude list is on this authenticator")
             }
         }
     }
 
+    /// Told when the authenticator starts (true) and stops (false) waiting
+    /// for the user, for presence or verification: a CTAPHID device sends
+    /// KEEPALIVE with status UPNEEDED meanwhile. Set it for a task with
+    /// `SoftwareAuthenticator.$userInteractionObserver.withValue`.
+    @TaskLocal public static var userInteractionObserver: (@Sendable (Bool) -> Void)?
+
+    /// Asks the user through `callback`; a cancelled task (CTAPHID CANCEL)
+    /// counts as a refusal, so nothing is stored for it.
+    private func askUser(_ callback: @Sendable (Request) async -> Bool, _ request: Request) async -> Bool {
+        let observer = SoftwareAuthenticator.userInteractionObserver
+        observer?(true)
+        defer { observer?(false) }
+        let answer = await callback(request)
+        return answer && !Task.isCancelled
+    }
+
     /// Verifies the user when asked; returns whether the user was verified.
     private func verify(_ request: Request, asked: Bool) async throws(TokenMintError) -> Bool {
         guard asked else { return false }
-        guard await verifyUser(request) else { throw TokenMintError(.webAuthn.operationDenied, "user verification failed") }
+        guard await askUser(verifyUser, request) else { throw TokenMintError(.webAuthn.operationDenied, "user verification failed") }
         return true
     }
 
@@ -510,7 +522,7 @@ public actor SoftwareAuthenticator {
         guard !candidates.isEmpty else { throw TokenMintError(.webAuthn.noCredentials, "no credential for \(rpID)") }
         var flags: AuthenticatorData.Flags = verified ? [.userVerified] : []
         if options.userPresence {
-            guard await confirmPresence(request) else { throw TokenMintError(.webAuthn.operationDenied, "the user did not confirm presence") }
+            guard await askUser(confirmPresence, request) else { throw TokenMintError(.webAuthn.operationDenied, "the user did not confirm presence") }
             flags.insert(.userPresent)
         }
         pending = candidates.dropFirst().map { (id: $0, hash: clientDataHash) }
@@ -540,7 +552,7 @@ public actor SoftwareAuthenticator {
     /// Asks for the user's presence, as authenticatorReset and
     /// authenticatorSelection do; throws `operationDenied` when refused.
     public func confirmUserPresence(for operation: String) async throws(TokenMintError) {
-        guard await confirmPresence(Request(operation: operation, rpID: "", userName: nil)) else {
+        guard await askUser(confirmPresence, Request(operation: operation, rpID: "", userName: nil)) else {
             throw TokenMintError(.webAuthn.operationDenied, "the user did not confirm presence")
         }
     }

@@ -142,7 +142,9 @@ struct CTAPTests {
 final class Wire: @unchecked Sendable {
     private let lock = NSLock()
     private var reports: [Int: [[UInt8]]] = [:]
-    lazy var device = CTAPHIDDevice(authenticator: try! CTAPTests.authenticator()) { [unowned self] host, report in
+    let authenticator: CTAP2Authenticator
+    init(_ authenticator: CTAP2Authenticator? = nil) { self.authenticator = authenticator ?? (try! CTAPTests.authenticator()) }
+    lazy var device = CTAPHIDDevice(authenticator: authenticator) { [unowned self] host, report in
         self.lock.lock()
         self.reports[host, default: []].append(report)
         self.lock.unlock()
@@ -154,9 +156,9 @@ final class Wire: @unchecked Sendable {
         return reports.removeValue(forKey: host) ?? []
     }
 
-    /// The reports of `host` once `count` have arrived (or a second passed).
-    func wait(_ host: Int, count: Int = 1) async -> [[UInt8]] {
-        for _ in 0..<100 {
+    /// The reports of `host` once `count` have arrived (or `seconds` passed).
+    func wait(_ host: Int, count: Int = 1, seconds: Int = 1) async -> [[UInt8]] {
+        for _ in 0..<(100 * seconds) {
             let have = lock.withLock { reports[host]?.count ?? 0 }
             if have >= count { break }
             try? await Task.sleep(for: .milliseconds(10))
@@ -193,6 +195,36 @@ final class Wire: @unchecked Sendable {
 
 @Suite("CTAPHID framing")
 struct CTAPHIDTests {
+    @Test("a command waiting for the user: KEEPALIVE UPNEEDED; CANCEL answers KEEPALIVE_CANCEL and stores nothing; INIT stops it unanswered")
+    func cancel() async throws {
+        let software = try SoftwareAuthenticator(store: InMemoryStore(), supportsUserVerification: true, confirmPresence: { _ in
+            try? await Task.sleep(for: .seconds(20))  // a user who never touches the key; ends when cancelled
+            return true
+        })
+        let wire = Wire(CTAP2Authenticator(software))
+        let channel = try wire.allocate(1)
+        for stop in [CTAPHID.Command.cancel, .initialize] {
+            wire.send(1, channel: channel, command: CTAPHID.Command.cbor.rawValue, data: CTAPTests.makeCredential())
+            let waiting = await wire.wait(1, count: 2, seconds: 10)
+            #expect(waiting.count >= 2 && waiting.allSatisfy { $0[4] == CTAPHID.Command.keepalive.rawValue && $0[7] == 2 }, "UPNEEDED")
+            #expect(wire.device.isProcessing)
+            wire.send(1, channel: channel, command: stop.rawValue, data: stop == .cancel ? [] : [9, 8, 7, 6, 5, 4, 3, 2])
+            let answer = try #require(Wire.message(await wire.wait(1)))
+            if stop == .cancel {
+                #expect(answer.command == 0x90 && answer.data == [CTAP2Status.keepaliveCancel.rawValue])
+            } else {
+                #expect(answer.command == 0x86 && Array(answer.data.prefix(8)) == [9, 8, 7, 6, 5, 4, 3, 2])
+            }
+            #expect(!wire.device.isProcessing)
+            try await Task.sleep(for: .milliseconds(250))
+            #expect(wire.take(1).isEmpty, "no late answer, no keepalive after \(stop)")
+            #expect(try await software.residentCredentialCount() == 0, "the cancelled makeCredential stored nothing")
+        }
+        // The channel serves the next command.
+        wire.send(1, channel: channel, command: CTAPHID.Command.cbor.rawValue, data: [CTAP2Command.getInfo.rawValue])
+        #expect(Wire.message(await wire.wait(1))?.data.first == 0)
+    }
+
     @Test("INIT allocates distinct channels; PING echoes a multi-packet message; WINK; a CBOR getInfo answers")
     func basics() async throws {
         let wire = Wire()

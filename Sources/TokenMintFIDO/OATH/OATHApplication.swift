@@ -81,7 +81,6 @@ public actor OATHApplication {
     /// requires them.
     /// - Throws: `.oath.noSuchCredential`, `.oath.operationDenied`.
     public func calculate(_ name: String, time: Int64? = nil) async throws(TokenMintError) -> OATHCode {
-        let moment = time ?? OATH.now()
         let info = try storeCall { tx in try OATHApplication.info(name, tx) }
         let request = Request(operation: "calculate", name: name)
         if info.requiresVerification {
@@ -104,7 +103,8 @@ public actor OATHApplication {
             try tx.setCounter(counterName, next + 1)
             return (fresh, stored, next)
         }
-        return try OATHApplication.code(current, secret: secret, counter: counter, time: moment)
+        // Now is after the prompts: a slow touch still gets the code of the moment it came.
+        return try OATHApplication.code(current, secret: secret, counter: counter, time: time ?? OATH.now())
     }
 
     /// Every credential with its code at `time` (now when `nil`): TOTP
