@@ -6,7 +6,7 @@ struct FIDO2Command: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fido2", abstract: "A software FIDO2 authenticator and a WebAuthn relying-party verifier.",
         discussion: "Authenticator state lives in fido2.sqlite and RP state in rp.sqlite in the --store folder. The CLI's authenticator treats the local user as present, and as verified when --uv is given.",
-        subcommands: [Register.self, Assert.self, VerifyRegistration.self, VerifyAssertion.self, Device.self])
+        subcommands: [Register.self, Assert.self, VerifyRegistration.self, VerifyAssertion.self, Device.self, FIDO2KeyCommand.self])
 
     struct Device: ParsableCommand {
         static let configuration = CommandConfiguration(

@@ -180,11 +180,22 @@ W  Fido2Client + Fido2Server with a PIN (a fresh --no-builtin-uv device, a
    nothing (UV clear); a discoverable one with uv discouraged gets
    PUAT_REQUIRED, Fido2Client asks and retries (UV set); a wrong PIN typed ->
    ClientError caused by PIN_INVALID, retries 7, then the right one -> 8.
+K  `tokenmint fido2 key … --socket S` (the CLI a user points at a key) on a
+   fresh --no-builtin-uv device, each result checked through python-fido2:
+   `key info` JSON = getInfo; `key pin set` (PIN on standard input) then
+   python-fido2 gets a token with it; `key pin change` with a wrong current
+   PIN exits 2 (pinInvalid) and `key pin retries` says 7; with the right one
+   the old PIN is PIN_INVALID for python-fido2 and the new one works;
+   `key credentials` lists python-fido2's discoverable credential (RP, ID,
+   user ID and name); `key delete ID` removes it (NO_CREDENTIALS after, and
+   for a second delete); `key reset` needs --yes, then clientPin is false.
 
 The CLI comes from $TOKENMINT (default .build/debug/tokenmint). One line per
 check, then `N passed, M failed`; exits 1 on any failure.
 """
+import base64
 import hashlib
+import json
 import logging
 import os
 import queue
@@ -2335,6 +2346,7 @@ SIDE_GROUPS = (
     ("M", "authenticatorCredentialManagement"),
     ("E", "hmac-secret, also as Fido2Client's prf and hmacGetSecret"),
     ("W", "Fido2Client + Fido2Server with a PIN the user types"),
+    ("K", "the `tokenmint fido2 key` CLI, checked through python-fido2"),
 )
 
 
@@ -2397,6 +2409,79 @@ def side_groups(root, pin_capable):
         ("discoverable, uv discouraged: PUAT_REQUIRED, Fido2Client asks the PIN, UV set", wp_puat_required),
         ("a wrong PIN typed: ClientError (PIN_INVALID), retries 7; the right one -> 8", wp_wrong_pin),
     ])
+    side_group(root, "K", "k", [NO_BUILTIN_UV], [
+        ("key info: the JSON matches python-fido2's getInfo", k_info),
+        ("key pin set / change / retries from standard input; python-fido2 gets tokens with each PIN", k_pin),
+        ("key credentials lists python-fido2's discoverable credential; key delete removes it", k_credentials),
+        ("key reset needs --yes; then clientPin is false", k_reset),
+    ])
+
+
+# ---- K: `tokenmint fido2 key` (the CLI a user points at a key), checked by python-fido2 ------
+
+def b64u(data):
+    return base64.urlsafe_b64encode(bytes(data)).rstrip(b"=").decode()
+
+
+def key_cli(side, *args, stdin=""):
+    """Runs `tokenmint fido2 key ARGS --socket S`; returns (exit code, stdout, stderr)."""
+    done = subprocess.run([TOKENMINT, "fido2", "key", *args, "--socket", side.device.socket_path],
+                          input=stdin, capture_output=True, text=True, timeout=60)
+    return done.returncode, done.stdout, done.stderr
+
+
+def k_info(side):
+    code, out, err = key_cli(side, "info")
+    expect(code == 0, f"key info exit {code}: {err.strip()}")
+    info = json.loads(out)
+    expect(info["versions"] == list(side.ctap.info.versions) and info["pinUvAuthProtocols"] == [2, 1]
+           and info["options"].get("clientPin") is False and info["aaguid"] == bytes(side.ctap.info.aaguid).hex(),
+           f"key info {info} differs from python-fido2's getInfo")
+
+
+def k_pin(side):
+    code, out, err = key_cli(side, "pin", "set", stdin="2580\n")
+    expect(code == 0 and out.strip() == "PIN set", f"key pin set: exit {code}, {out.strip()!r} {err.strip()!r}")
+    side.pin = "2580"
+    side.token(MC | GA)  # python-fido2 gets a token with the PIN the CLI set
+    code, out, err = key_cli(side, "pin", "change", stdin="0000\n1357\n")
+    expect(code == 2 and "pinInvalid" in err, f"key pin change with a wrong PIN: exit {code}, {err.strip()!r}")
+    code, out, _ = key_cli(side, "pin", "retries")
+    expect(code == 0 and out.strip() == "7 retries", f"key pin retries after a wrong PIN: {out.strip()!r}")
+    code, out, err = key_cli(side, "pin", "change", stdin="2580\n1357\n")
+    expect(code == 0 and out.strip() == "PIN changed", f"key pin change: exit {code}, {err.strip()!r}")
+    refuse(ERR.PIN_INVALID, "python-fido2 with the old PIN", side.token, MC | GA, pin="2580")
+    side.pin = "1357"
+    side.token(MC | GA)
+    code, out, err = key_cli(side, "pin", "set", stdin="12\n")
+    expect(code == 2, f"key pin set over a set PIN: exit {code}")
+
+
+def k_credentials(side):
+    uid = os.urandom(16)
+    _, cred = mk(side, "cli.example.com", uid=uid, rk=True, token=side.token(MC, "cli.example.com"), name="carol")
+    code, out, err = key_cli(side, "credentials", stdin="1357\n")
+    expect(code == 0, f"key credentials exit {code}: {err.strip()}")
+    listed = json.loads(out)
+    rps = listed["relyingParties"]
+    expect(listed["existing"] == 1 and len(rps) == 1 and rps[0]["rpId"] == "cli.example.com"
+           and [c["id"] for c in rps[0]["credentials"]] == [b64u(cred["id"])]
+           and rps[0]["credentials"][0]["userId"] == b64u(uid) and rps[0]["credentials"][0]["userName"] == "carol",
+           f"key credentials {listed}")
+    code, out, err = key_cli(side, "delete", b64u(cred["id"]), stdin="1357\n")
+    expect(code == 0 and out.strip() == "deleted", f"key delete: exit {code}, {err.strip()!r}")
+    refuse(ERR.NO_CREDENTIALS, "getAssertion for the deleted credential", ga, side, "cli.example.com", cred)
+    code, _, err = key_cli(side, "delete", b64u(cred["id"]), stdin="1357\n")
+    expect(code == 2 and "noCredentials" in err, f"deleting it again: exit {code}, {err.strip()!r}")
+
+
+def k_reset(side):
+    code, _, _ = key_cli(side, "reset")
+    expect(code != 0, "key reset without --yes ran")
+    code, out, err = key_cli(side, "reset", "--yes")
+    expect(code == 0 and out.strip() == "reset", f"key reset --yes: exit {code}, {err.strip()!r}")
+    side.ctap = Ctap2(side.dev)
+    expect(side.ctap.info.options.get("clientPin") is False, "clientPin still true after the CLI's reset")
 
 
 # ---- main ---------------------------------------------------------------------------------
