@@ -241,9 +241,10 @@ public final class CTAPHIDDevice: @unchecked Sendable {
             self?.lock.withLock { if self?.processing?.id == id { self?.processing?.waitingForUser = waiting } }
         }
         processing?.task = Task { [weak self] in
-            let response = await SoftwareAuthenticator.$userInteractionObserver.withValue(observer) {
-                await authenticator.respond(to: request)
-            }
+            // The device runs one command at a time: its observer is the one set (an
+            // earlier command's, left behind, matches no running command and does nothing).
+            await authenticator.authenticator.observeUserInteraction(observer)
+            let response = await authenticator.respond(to: request)
             keepalive.cancel()
             guard let self else { return }
             self.lock.withLock {

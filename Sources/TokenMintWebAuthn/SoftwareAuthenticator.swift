@@ -324,14 +324,16 @@ public actor SoftwareAuthenticator {
 
     /// Told when the authenticator starts (true) and stops (false) waiting
     /// for the user, for presence or verification: a CTAPHID device sends
-    /// KEEPALIVE with status UPNEEDED meanwhile. Set it for a task with
-    /// `SoftwareAuthenticator.$userInteractionObserver.withValue`.
-    @TaskLocal public static var userInteractionObserver: (@Sendable (Bool) -> Void)?
+    /// KEEPALIVE with status UPNEEDED meanwhile. One observer at a time.
+    private var userInteractionObserver: (@Sendable (Bool) -> Void)?
+
+    /// Sets (or, with nil, removes) the observer of waits for the user.
+    public func observeUserInteraction(_ observer: (@Sendable (Bool) -> Void)?) { userInteractionObserver = observer }
 
     /// Asks the user through `callback`; a cancelled task (CTAPHID CANCEL)
     /// counts as a refusal, so nothing is stored for it.
     private func askUser(_ callback: @Sendable (Request) async -> Bool, _ request: Request) async -> Bool {
-        let observer = SoftwareAuthenticator.userInteractionObserver
+        let observer = userInteractionObserver
         observer?(true)
         defer { observer?(false) }
         let answer = await callback(request)
