@@ -97,7 +97,7 @@ extension JWK {
         return .ed25519Private(privateKey)
     }
 
-    /// An `EC` key (RFC 7518 §6.2): P-256, P-384 or P-521; a private `d` must match `x`, `y`.
+    /// An `EC` key (RFC 7518 §6.2): P-256, P-384, P-521 or secp256k1 (RFC 8812); a private `d` must match `x`, `y`.
     private static func ecMaterial(_ members: JWKMembers) throws(TokenMintError) -> Material {
         let crv = try members.required("crv")
         let curve: ECDSA.Curve
@@ -105,6 +105,7 @@ extension JWK {
         case "P-256": curve = .p256
         case "P-384": curve = .p384
         case "P-521": curve = .p521
+        case "secp256k1": curve = .secp256k1
         default: throw TokenMintError.key("unsupported EC curve \"\(crv)\"")
         }
         // RFC 7518 §6.2.1.2–3: coordinates are exactly the field size.

@@ -158,9 +158,9 @@ public struct JWK: Sendable, CustomStringConvertible {
             }
         }
         switch algorithm {
-        case .EdDSA:
-            return JWK(Ed25519.PrivateKey(), keyID: keyID)
-        case .ES256, .ES384, .ES512:
+        case .EdDSA, .Ed25519:
+            return JWK(Ed25519.PrivateKey(), keyID: keyID, algorithm: algorithm)
+        case .ES256, .ES384, .ES512, .ES256K:
             let key = try crypto { () throws(TokenMintError) in try ECDSA.PrivateKey(curve: algorithm.curve ?? .p256) }
             return try JWK(key, keyID: keyID, algorithm: algorithm)
         case .RS256, .RS384, .RS512, .PS256, .PS384, .PS512:
@@ -176,6 +176,7 @@ public struct JWK: Sendable, CustomStringConvertible {
         case .p256: .ES256
         case .p384: .ES384
         case .p521: .ES512
+        case .secp256k1: .ES256K
         default: throw .key("curve \(curve) has no JOSE name")
         }
     }

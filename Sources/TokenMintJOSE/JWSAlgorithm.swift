@@ -1,7 +1,7 @@
 public import TokenMintCrypto
 
-/// A JWS signature algorithm (RFC 7518 §3, RFC 8037). `none` is not one of
-/// these: unsecured tokens go through ``UnsecuredJWS`` only.
+/// A JWS signature algorithm (RFC 7518 §3, RFC 8037, RFC 8812, RFC 9864).
+/// `none` is not one of these: unsecured tokens go through ``UnsecuredJWS`` only.
 public enum JWSAlgorithm: String, CaseIterable, Sendable, Hashable, CustomStringConvertible {
     /// HMAC with SHA-256.
     case HS256
@@ -27,8 +27,15 @@ public enum JWSAlgorithm: String, CaseIterable, Sendable, Hashable, CustomString
     case ES384
     /// ECDSA P-521 with SHA-512, signature r‖s.
     case ES512
-    /// Ed25519 (RFC 8037).
+    /// EdDSA with Ed25519 keys (RFC 8037; RFC 9864 deprecates the name,
+    /// which does not say the curve).
     case EdDSA
+    /// ECDSA secp256k1 with SHA-256, signature r‖s (RFC 8812).
+    case ES256K
+    /// Ed25519, fully specified (RFC 9864): the same signature as `EdDSA`
+    /// with an Ed25519 key, under a name that says so. A key whose JWK `alg`
+    /// is one of the two names signs and verifies only under that name.
+    case Ed25519
 
     /// The JOSE name.
     public var description: String { rawValue }
@@ -38,17 +45,17 @@ public enum JWSAlgorithm: String, CaseIterable, Sendable, Hashable, CustomString
         switch self {
         case .HS256, .HS384, .HS512: .oct
         case .RS256, .RS384, .RS512, .PS256, .PS384, .PS512: .rsa
-        case .ES256, .ES384, .ES512: .ec
-        case .EdDSA: .okp
+        case .ES256, .ES384, .ES512, .ES256K: .ec
+        case .EdDSA, .Ed25519: .okp
         }
     }
 
     /// The hash function (SHA-512 for EdDSA, where it is internal to the scheme).
     public var hash: HashFunction {
         switch self {
-        case .HS256, .RS256, .PS256, .ES256: .sha256
+        case .HS256, .RS256, .PS256, .ES256, .ES256K: .sha256
         case .HS384, .RS384, .PS384, .ES384: .sha384
-        case .HS512, .RS512, .PS512, .ES512, .EdDSA: .sha512
+        case .HS512, .RS512, .PS512, .ES512, .EdDSA, .Ed25519: .sha512
         }
     }
 
@@ -58,6 +65,7 @@ public enum JWSAlgorithm: String, CaseIterable, Sendable, Hashable, CustomString
         case .ES256: .p256
         case .ES384: .p384
         case .ES512: .p521
+        case .ES256K: .secp256k1
         default: nil
         }
     }

@@ -11,7 +11,8 @@ public struct JWSSigner: Sendable {
     public var ecdsaNonce: ECDSA.Nonce = .random
 
     /// A signer. Without `algorithm`, the key's `alg` decides, or its type:
-    /// ES256/384/512 by curve, EdDSA for Ed25519, RS256 for RSA, HS256 for `oct`.
+    /// ES256/384/512/256K by curve, EdDSA for Ed25519 (pass `.Ed25519` for
+    /// RFC 9864's fully-specified name), RS256 for RSA, HS256 for `oct`.
     public init(key: JWK, algorithm: JWSAlgorithm? = nil) throws(TokenMintError) {
         let chosen: JWSAlgorithm
         if let algorithm {
@@ -20,7 +21,7 @@ public struct JWSSigner: Sendable {
             chosen = named
         } else {
             switch key.keyType {
-            case .ec: chosen = [ "P-256": .ES256, "P-384": .ES384, "P-521": .ES512][key.curveName ?? ""] ?? .ES256
+            case .ec: chosen = ["P-256": .ES256, "P-384": .ES384, "P-521": .ES512, "secp256k1": .ES256K][key.curveName ?? ""] ?? .ES256
             case .okp: chosen = .EdDSA
             case .rsa: chosen = .RS256
             case .oct: chosen = .HS256

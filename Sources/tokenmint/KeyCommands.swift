@@ -60,7 +60,7 @@ struct Keygen: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Generate a key: PKCS#8 PEM, or base64url for HMAC.")
 
-    @Option(help: "EdDSA, ES256, ES384, ES512, RS256…RS512, PS256…PS512, HS256…HS512.")
+    @Option(help: "EdDSA (or Ed25519), ES256, ES384, ES512, ES256K, RS256…RS512, PS256…PS512, HS256…HS512.")
     var alg: Algorithm
 
     @Option(help: "RSA modulus size (default 2048 for RS256/PS256, 3072 for *384, 4096 for *512).")
@@ -96,9 +96,9 @@ struct Keygen: ParsableCommand {
         }
         let pem: String
         switch alg {
-        case .EdDSA:
+        case .EdDSA, .Ed25519:
             pem = try Ed25519.PrivateKey().pemRepresentation
-        case .ES256, .ES384, .ES512:
+        case .ES256, .ES384, .ES512, .ES256K:
             pem = try ECDSA.PrivateKey(curve: alg.curve ?? .p256).pemRepresentation
         case .RS256, .PS256, .RS384, .PS384, .RS512, .PS512:
             let fallback = [HashFunction.sha256: 2048, .sha384: 3072, .sha512: 4096][alg.hash] ?? 2048
@@ -143,7 +143,7 @@ struct Sign: ParsableCommand {
         let bytes = try message.message()
         let signature: [UInt8]
         switch try LoadedKey.read(key, for: alg) {
-        case .ed25519Private(let k) where alg == .EdDSA:
+        case .ed25519Private(let k) where alg.isEd25519:
             signature = try k.signature(for: bytes)
         case .ecPrivate(let k) where alg.curve != nil:
             let s = try k.signature(for: bytes, hash: alg.hash, nonce: deterministic ? .deterministic : .random)
@@ -183,9 +183,9 @@ struct Verify: ParsableCommand {
         let signature = try Hex.decode(sig.trimmingCharacters(in: .whitespacesAndNewlines))
         let valid: Bool
         switch try LoadedKey.read(key, for: alg) {
-        case .ed25519Private(let k) where alg == .EdDSA:
+        case .ed25519Private(let k) where alg.isEd25519:
             valid = k.publicKey.isValidSignature(signature, for: bytes)
-        case .ed25519Public(let k) where alg == .EdDSA:
+        case .ed25519Public(let k) where alg.isEd25519:
             valid = k.isValidSignature(signature, for: bytes)
         case .ecPrivate(let k) where alg.curve != nil:
             valid = Self.verify(k.publicKey, signature, bytes, der: der, hash: alg.hash)

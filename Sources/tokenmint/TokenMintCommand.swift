@@ -99,26 +99,16 @@ struct CLIError: Error {
     var status: Int32 = 2
 }
 
-/// The algorithm names the CLI takes (the JOSE names of RFC 7518 and RFC 8037).
+/// The algorithm names the CLI takes (the JOSE names of RFC 7518, RFC 8037, RFC 8812 and RFC 9864).
 enum Algorithm: String, CaseIterable, ExpressibleByArgument {
-    case EdDSA, ES256, ES384, ES512, RS256, RS384, RS512, PS256, PS384, PS512, HS256, HS384, HS512
+    case EdDSA, Ed25519, ES256, ES384, ES512, ES256K, RS256, RS384, RS512, PS256, PS384, PS512, HS256, HS384, HS512
 
-    var curve: ECDSA.Curve? {
-        switch self {
-        case .ES256: .p256
-        case .ES384: .p384
-        case .ES512: .p521
-        default: nil
-        }
-    }
-
-    var hash: HashFunction {
-        switch self {
-        case .ES256, .RS256, .PS256, .HS256: .sha256
-        case .ES384, .RS384, .PS384, .HS384: .sha384
-        case .ES512, .RS512, .PS512, .HS512, .EdDSA: .sha512
-        }
-    }
+    /// The JOSE algorithm of the same name.
+    var jose: JWSAlgorithm? { JWSAlgorithm(name: rawValue) }
+    var curve: ECDSA.Curve? { jose?.curve }
+    var hash: HashFunction { jose?.hash ?? .sha256 }
+    /// EdDSA under either name.
+    var isEd25519: Bool { self == .EdDSA || self == .Ed25519 }
 
     var rsaPadding: RSA.Padding? {
         switch self {
