@@ -25,6 +25,8 @@ extension TokenMintError.Code {
         public var algorithmNotAllowed: TokenMintError.Code { .init(domain: "jose", name: "algorithmNotAllowed") }
         /// No key in the set has the token's `kid`.
         public var unknownKeyID: TokenMintError.Code { .init(domain: "jose", name: "unknownKeyID") }
+        /// A remote key set could not be had: never fetched, refused, malformed or too large.
+        public var keySetUnavailable: TokenMintError.Code { .init(domain: "jose", name: "keySetUnavailable") }
         /// The key set cannot pick one key without guessing (no `kid`, several candidates;
         /// duplicate `kid`s; secret and public keys mixed).
         public var ambiguousKey: TokenMintError.Code { .init(domain: "jose", name: "ambiguousKey") }

@@ -1,0 +1,188 @@
+#if HTTPClient
+public import TokenMintCore
+public import TokenMintJOSE
+public import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// A JWK Set fetched from an issuer's `jwks_uri`, for resource servers that
+/// verify its tokens: cached as its Cache-Control says (bounded both ways),
+/// revalidated with its ETag, fetched again for an unknown `kid` at most
+/// once per ``Options/minimumRefreshInterval``, and kept when the issuer
+/// fails (the last good set serves until it answers again). A set larger
+/// than the limits, or not a JWK Set, is refused and the last good one kept.
+///
+/// ```swift
+/// let keys = try await JWKSClient.discover(issuer: "https://login.example.com")
+/// let verified = try await keys.verify(token, validation: JWTValidation(issuer: "https://login.example.com", audience: "api"))
+/// ```
+public actor JWKSClient {
+    /// Limits and intervals.
+    public struct Options: Sendable {
+        /// The largest key set read, in bytes.
+        public var maximumBytes = 256 * 1024
+        /// The most keys a set may hold.
+        public var maximumKeys = 64
+        /// At most one fetch per this interval (an unknown `kid` or a failing
+        /// issuer cannot make the client hammer it).
+        public var minimumRefreshInterval: Duration = .seconds(30)
+        /// How long a set lives when the answer says nothing (no max-age).
+        public var defaultLifetime: Duration = .seconds(300)
+        /// The longest a set lives, whatever max-age says.
+        public var maximumLifetime: Duration = .seconds(86_400)
+        /// How long a fetch may take.
+        public var timeout: Duration = .seconds(10)
+        /// The defaults.
+        public init() {}
+    }
+
+    /// The key set's address.
+    public let url: String
+    let client: HTTPClient
+    let options: Options
+    private var cached: JWKSet?
+    private var entityTag: String?
+    private var freshUntil = ContinuousClock.now
+    private var lastAttempt: ContinuousClock.Instant?
+    /// How many requests went to the issuer (each fetch or revalidation).
+    public private(set) var requests = 0
+
+    /// A client for the key set at `url`: https, or http to a loopback host only.
+    public init(url: String, client: HTTPClient = .tokenMint, options: Options = Options()) throws(TokenMintError) {
+        try Self.checkAddress(url)
+        self.url = url
+        self.client = client
+        self.options = options
+    }
+
+    /// The client for an issuer's keys, found through its RFC 8414
+    /// metadata (`/.well-known/oauth-authorization-server`, then
+    /// `/.well-known/openid-configuration`), whose `issuer` must be `issuer` exactly.
+    public static func discover(issuer: String, client: HTTPClient = .tokenMint, options: Options = Options()) async throws(TokenMintError) -> JWKSClient {
+        try checkAddress(issuer)
+        let base = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
+        let exchange = JSONExchange(client: client, timeout: JSONExchange.timeAmount(options.timeout))
+        var problem = "no metadata"
+        for path in ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"] {
+            let answer: (status: Int, object: JSONObject)
+            do { answer = try await exchange.send(.GET, base + path, bearer: nil, body: nil) } catch {
+                problem = "\(path): \(error)"
+                continue
+            }
+            guard answer.status == 200 else {
+                problem = "\(path) answered \(answer.status)"
+                continue
+            }
+            guard answer.object["issuer"]?.stringValue == issuer else {
+                throw TokenMintError(.jose.keySetUnavailable, "the metadata at \(SafeText.escaped(base + path)) is for another issuer")
+            }
+            guard let jwksURI = answer.object["jwks_uri"]?.stringValue else {
+                throw TokenMintError(.jose.keySetUnavailable, "the metadata at \(SafeText.escaped(base + path)) has no jwks_uri")
+            }
+            return try JWKSClient(url: jwksURI, client: client, options: options)
+        }
+        throw TokenMintError(.jose.keySetUnavailable, "no authorization server metadata for \(SafeText.escaped(issuer)): \(SafeText.escaped(problem))")
+    }
+
+    static func checkAddress(_ url: String) throws(TokenMintError) {
+        guard let components = URLComponents(string: url), let host = components.host, !host.isEmpty else {
+            throw TokenMintError(.jose.keySetUnavailable, "\(SafeText.escaped(url)) is not a URL")
+        }
+        let loopback = ["127.0.0.1", "::1", "[::1]", "localhost"].contains(host)
+        guard components.scheme == "https" || (components.scheme == "http" && loopback) else {
+            throw TokenMintError(.jose.keySetUnavailable, "keys are fetched over https (plain http on loopback only): \(SafeText.escaped(url))")
+        }
+    }
+
+    /// The current set: the cached one while fresh, else fetched (or
+    /// revalidated) now; the last good set when the issuer fails.
+    public func keySet() async throws(TokenMintError) -> JWKSet {
+        if let cached, ContinuousClock.now < freshUntil { return cached }
+        return try await refresh()
+    }
+
+    /// The key for a token with `algorithm` and `keyID`. An unknown `kid`
+    /// fetches the set again, unless that was done less than
+    /// ``Options/minimumRefreshInterval`` ago.
+    public func key(for algorithm: JWSAlgorithm, keyID: String?) async throws(TokenMintError) -> JWK {
+        let set = try await keySet()
+        do { return try set.key(for: algorithm, keyID: keyID) } catch where error.code == .jose.unknownKeyID {
+            return try await refresh().key(for: algorithm, keyID: keyID)
+        }
+    }
+
+    /// Verifies a JWT with this issuer's keys (the key chosen by the
+    /// token's `kid` and `alg`, then every rule of `JWTVerifier`).
+    public func verify(_ token: String, validation: JWTValidation, policy: JWSPolicy = JWSPolicy()) async throws(TokenMintError) -> VerifiedJWT {
+        let header = try UnverifiedJWT.decode(token).header
+        guard let name = header["alg"]?.stringValue, let algorithm = JWSAlgorithm(name: name) else {
+            throw TokenMintError(.jose.unsupportedAlgorithm, "the token's alg is not a supported JWS algorithm")
+        }
+        let key = try await key(for: algorithm, keyID: header["kid"]?.stringValue)
+        return try JWTVerifier(key: key, validation: validation, policy: policy).verify(token)
+    }
+
+    /// Fetches (or revalidates) the set, at most once per minimum interval.
+    private func refresh() async throws(TokenMintError) -> JWKSet {
+        let now = ContinuousClock.now
+        if let lastAttempt, now < lastAttempt + options.minimumRefreshInterval {
+            if let cached { return cached }
+            throw TokenMintError(.jose.keySetUnavailable, "the key set at \(SafeText.escaped(url)) was not available a moment ago; not asking again yet")
+        }
+        lastAttempt = now
+        requests += 1
+        do {
+            let (set, lifetime) = try await fetch()
+            cached = set
+            freshUntil = ContinuousClock.now + lifetime
+            return set
+        } catch {
+            // The last good set serves on; the next attempt waits the minimum interval.
+            guard let cached else { throw error }
+            freshUntil = ContinuousClock.now + options.minimumRefreshInterval
+            return cached
+        }
+    }
+
+    /// One GET (with If-None-Match when an ETag is known): the set and how long it is fresh.
+    private func fetch() async throws(TokenMintError) -> (JWKSet, Duration) {
+        func unavailable(_ why: String, _ cause: (any Error)? = nil) -> TokenMintError {
+            TokenMintError(.jose.keySetUnavailable, "the key set at \(SafeText.escaped(url)): \(why)", underlying: cause)
+        }
+        var request = HTTPClientRequest(url: url)
+        request.method = .GET
+        request.headers.add(name: "Accept", value: "application/jwk-set+json, application/json")
+        if let entityTag, cached != nil { request.headers.add(name: "If-None-Match", value: entityTag) }
+        let status: Int
+        let headers: HTTPHeaders
+        let body: [UInt8]
+        do {
+            let response = try await client.execute(request, timeout: JSONExchange.timeAmount(options.timeout))
+            status = Int(response.status.code)
+            headers = response.headers
+            body = status == 304 ? [] : Array(buffer: try await response.body.collect(upTo: options.maximumBytes))
+        } catch { throw unavailable("no answer or an answer over \(options.maximumBytes) bytes", error) }
+        let lifetime = lifetime(headers)
+        if status == 304, let cached { return (cached, lifetime) }
+        guard status == 200 else { throw unavailable("answered \(status)") }
+        let set: JWKSet
+        do { set = try JWKSet(json: String(decoding: body, as: UTF8.self)) } catch { throw unavailable("not a JWK Set: \(error.reason)", error) }
+        guard set.keys.count <= options.maximumKeys else { throw unavailable("\(set.keys.count) keys, more than \(options.maximumKeys)") }
+        entityTag = headers.first(name: "ETag")
+        return (set, lifetime)
+    }
+
+    /// max-age from Cache-Control, bounded by the minimum interval and the
+    /// maximum lifetime; no-store or no-cache: the minimum interval.
+    private func lifetime(_ headers: HTTPHeaders) -> Duration {
+        let directives = headers[canonicalForm: "Cache-Control"].map { $0.lowercased().trimmingCharacters(in: .whitespaces) }
+        if directives.contains("no-store") || directives.contains("no-cache") { return options.minimumRefreshInterval }
+        for directive in directives where directive.hasPrefix("max-age=") {
+            guard let seconds = Int64(directive.dropFirst(8)), seconds >= 0 else { continue }
+            return min(max(.seconds(seconds), options.minimumRefreshInterval), options.maximumLifetime)
+        }
+        return options.defaultLifetime
+    }
+}
+#endif

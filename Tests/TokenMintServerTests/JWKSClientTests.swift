@@ -1,0 +1,137 @@
+#if Server && HTTPClient
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+import TokenMintCore
+import TokenMintCrypto
+import TokenMintHTTP
+import TokenMintJOSE
+
+/// The JWKS client against a live issuer on loopback whose key set, cache
+/// headers and failures the test controls.
+@Suite("JWKS client: discovery, caching, ETag, unknown kid, a failing issuer, limits")
+struct JWKSClientTests {
+    /// The issuer's state, changed by the test between requests.
+    actor Issuer {
+        var keys: [JWK] = []
+        var maxAge = 60
+        var failing = false
+        var padding = 0
+        var wrongIssuer = false
+        var served = 0, notModified = 0
+        var base = ""
+
+        func set(keys: [JWK]) { self.keys = keys }
+        func set(maxAge: Int) { self.maxAge = maxAge }
+        func set(failing: Bool) { self.failing = failing }
+        func set(padding: Int) { self.padding = padding }
+        func set(wrongIssuer: Bool) { self.wrongIssuer = wrongIssuer }
+        func set(base: String) { self.base = base }
+
+        var body: String {
+            let set = (try? JWKSet(keys: keys.compactMap(\.publicKey)))?.json ?? "{\"keys\":[]}"
+            return padding == 0 ? set : String(set.dropLast()) + ",\"padding\":\"" + String(repeating: "x", count: padding) + "\"}"
+        }
+
+        func jwks(_ request: Request) -> Response {
+            if failing { return Response(status: .internalServerError) }
+            let tag = "\"\(HashFunction.sha256.hash(Array(body.utf8)).prefix(8).map { String($0) }.joined())\""
+            var headers = HTTPFields()
+            headers[.cacheControl] = "max-age=\(maxAge)"
+            headers[.eTag] = tag
+            if request.headers[.ifNoneMatch] == tag {
+                notModified += 1
+                return Response(status: .notModified, headers: headers)
+            }
+            served += 1
+            headers[.contentType] = "application/jwk-set+json"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+        }
+
+        func metadata() -> Response {
+            let issuer = wrongIssuer ? "https://elsewhere.example" : base
+            let json = "{\"issuer\":\"\(issuer)\",\"jwks_uri\":\"\(base)/jwks\"}"
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: json)))
+        }
+    }
+
+    static func token(_ key: JWK, issuer: String) throws -> String {
+        let now = Int64(Date().timeIntervalSince1970)
+        let claims = "{\"iss\":\"\(issuer)\",\"aud\":\"api\",\"sub\":\"u1\",\"iat\":\(now),\"exp\":\(now + 300)}"
+        return try JWTSigner(key: key, keyID: key.keyID).sign(claimsJSON: Array(claims.utf8))
+    }
+
+    @Test("discovered from RFC 8414 metadata; cached; rotated keys found once; a failing issuer's last good set serves; limits hold")
+    func lifecycle() async throws {
+        let issuer = Issuer()
+        let k1 = try JWK.generate(for: .ES256, keyID: "k1"), k2 = try JWK.generate(for: .EdDSA, keyID: "k2")
+        await issuer.set(keys: [k1])
+        let router = Router()
+        router.get(".well-known/oauth-authorization-server") { _, _ in await issuer.metadata() }
+        router.get("jwks") { request, _ in await issuer.jwks(request) }
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { client in
+            let base = "http://127.0.0.1:\(try #require(client.port))"
+            await issuer.set(base: base)
+            var options = JWKSClient.Options()
+            options.minimumRefreshInterval = .milliseconds(300)
+            let keys = try await JWKSClient.discover(issuer: base, options: options)
+            #expect(await keys.url == base + "/jwks")
+            var validation = JWTValidation()
+            validation.issuer = base
+            validation.audience = "api"
+
+            // Fetched once, then cached (max-age 60).
+            #expect(try await keys.verify(try Self.token(k1, issuer: base), validation: validation).claims.subject == "u1")
+            _ = try await keys.verify(try Self.token(k1, issuer: base), validation: validation)
+            let served = await issuer.served
+            #expect(await keys.requests == 1 && served == 1)
+
+            // A new key: its kid is unknown, so the set is fetched again, once.
+            await issuer.set(keys: [k1, k2])
+            try await Task.sleep(for: .milliseconds(350))
+            _ = try await keys.verify(try Self.token(k2, issuer: base), validation: validation)
+            #expect(await keys.requests == 2)
+            // An unknown kid right after: no request (the minimum interval), unknownKeyID.
+            let stranger = try JWK.generate(for: .ES256, keyID: "k9")
+            await #expect(throws: TokenMintError.self) { _ = try await keys.verify(try Self.token(stranger, issuer: base), validation: validation) }
+            #expect(await keys.requests == 2)
+
+            // The unknown kid once the interval has passed: one request, revalidated
+            // with the ETag (304, the set unchanged), now with max-age 0 (lifetime: the
+            // minimum interval); once that passes, the next use revalidates again.
+            await issuer.set(maxAge: 0)
+            try await Task.sleep(for: .milliseconds(350))
+            await #expect(throws: TokenMintError.self) { _ = try await keys.verify(try Self.token(stranger, issuer: base), validation: validation) }
+            try await Task.sleep(for: .milliseconds(350))
+            _ = try await keys.keySet()
+            let (served2, notModified) = (await issuer.served, await issuer.notModified)
+            #expect(await keys.requests == 4 && served2 == 2 && notModified == 2)
+
+            // The issuer fails: the last good set serves on.
+            await issuer.set(failing: true)
+            try await Task.sleep(for: .milliseconds(350))
+            #expect(try await keys.verify(try Self.token(k2, issuer: base), validation: validation).claims.subject == "u1")
+            await issuer.set(failing: false)
+
+            // A fresh client with nothing cached: a failing issuer, a set too large, too many keys, another issuer's metadata.
+            await issuer.set(failing: true)
+            await #expect(throws: TokenMintError.self) { _ = try await JWKSClient(url: base + "/jwks", options: options).keySet() }
+            await issuer.set(failing: false)
+            await issuer.set(padding: 300_000)
+            await #expect(throws: TokenMintError.self) { _ = try await JWKSClient(url: base + "/jwks", options: options).keySet() }
+            await issuer.set(padding: 0)
+            var few = options
+            few.maximumKeys = 1
+            await #expect(throws: TokenMintError.self) { _ = try await JWKSClient(url: base + "/jwks", options: few).keySet() }
+            #expect(try await JWKSClient(url: base + "/jwks", options: options).keySet().keys.count == 2)
+            await issuer.set(wrongIssuer: true)
+            await #expect(throws: TokenMintError.self) { _ = try await JWKSClient.discover(issuer: base, options: options) }
+            #expect(throws: TokenMintError.self) { _ = try JWKSClient(url: "http://example.com/jwks") }
+        }
+    }
+}
+#endif
