@@ -46,7 +46,6 @@ import os
 import queue
 import random
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -55,18 +54,16 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop"))
+from ctaphid_socket import open_device  # noqa: E402
 from tmcli import TOKENMINT, Checks, Fail, expect  # noqa: E402
 
 from fido2.ctap import CtapError  # noqa: E402
 from fido2.ctap2 import ClientPin, Ctap2, PinProtocolV2  # noqa: E402
-from fido2.hid import ConnectionFailure, CtapHidDevice  # noqa: E402
-from fido2.hid.base import CtapHidConnection, HidDescriptor  # noqa: E402
 from fido2.webauthn import AuthenticatorData  # noqa: E402
 
 check = Checks()
 logging.getLogger("fido2.hid").setLevel(logging.ERROR)
 
-REPORT = 64
 PIN, WRONG_PIN = "4711", "not-the-pin"
 ERR = CtapError.ERR
 WRONG_PIN_ANSWERS = (ERR.PIN_INVALID, ERR.PIN_AUTH_BLOCKED, ERR.PIN_BLOCKED)
@@ -79,40 +76,6 @@ def err_name(code):
         return ERR(code).name
     except ValueError:
         return f"0x{int(code):02X}"
-
-
-# ---- transport: python-fido2's CtapHidDevice over the socket (as in ctap_device.py) ----
-
-class SocketConnection(CtapHidConnection):
-    """One host of the device: a UNIX stream socket carrying raw 64-byte CTAPHID reports both ways."""
-
-    def __init__(self, path, timeout=10.0):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
-        self.sock.connect(path)
-
-    def write_packet(self, data):
-        if len(data) != REPORT:
-            raise ValueError(f"a report is {REPORT} bytes, not {len(data)}")
-        self.sock.sendall(data)
-
-    def read_packet(self):
-        buf = b""
-        while len(buf) < REPORT:
-            chunk = self.sock.recv(REPORT - len(buf))
-            if not chunk:
-                raise ConnectionFailure("the device closed the connection")
-            buf += chunk
-        return buf
-
-    def close(self):
-        self.sock.close()
-
-
-def open_device(path):
-    descriptor = HidDescriptor(path=path, vid=0, pid=0, report_size_in=REPORT, report_size_out=REPORT,
-                               product_name="TokenMint", serial_number=None)
-    return CtapHidDevice(descriptor, SocketConnection(path))
 
 
 # python-fido2's get_pin_token runs getKeyAgreement and then the PIN command;

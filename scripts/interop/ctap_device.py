@@ -217,8 +217,7 @@ from fido2.cose import CoseKey, EdDSA, ES256
 from fido2.ctap import CtapError
 from fido2.ctap2 import ClientPin, CredentialManagement, Ctap2, Info, PinProtocolV1, PinProtocolV2
 from fido2.ctap2.extensions import HmacSecretExtension
-from fido2.hid import CAPABILITY, CTAPHID, ConnectionFailure, CtapHidDevice
-from fido2.hid.base import CtapHidConnection, HidDescriptor
+from fido2.hid import CAPABILITY, CTAPHID, ConnectionFailure
 from fido2.server import Fido2Server
 from fido2.webauthn import (
     AttestationObject,
@@ -234,6 +233,7 @@ from fido2.webauthn import (
     UserVerificationRequirement,
 )
 
+from ctaphid_socket import REPORT, SocketConnection, descriptor, open_device  # noqa: F401
 from tmcli import TOKENMINT, Checks, Fail, expect
 
 checks = Checks()
@@ -241,7 +241,6 @@ checks = Checks()
 # parallel-hosts check provokes that on purpose).
 logging.getLogger("fido2.hid").setLevel(logging.ERROR)
 
-REPORT = 64
 BROADCAST = 0xFFFFFFFF
 TYPE_INIT = 0x80
 LARGEST_MESSAGE = 57 + 128 * 59  # one initialization + 128 continuation packets
@@ -292,43 +291,7 @@ def user(uid, name):
     return {"id": uid, "name": name, "displayName": name.title()}
 
 
-# ---- transport: python-fido2's CtapHidDevice over the socket ----------------
-
-class SocketConnection(CtapHidConnection):
-    """One host of the device: a UNIX stream socket carrying raw 64-byte
-    CTAPHID reports both ways."""
-
-    def __init__(self, path, timeout=10.0):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
-        self.sock.connect(path)
-
-    def write_packet(self, data):
-        if len(data) != REPORT:
-            raise ValueError(f"a report is {REPORT} bytes, not {len(data)}")
-        self.sock.sendall(data)
-
-    def read_packet(self):
-        buf = b""
-        while len(buf) < REPORT:
-            chunk = self.sock.recv(REPORT - len(buf))
-            if not chunk:
-                raise ConnectionFailure("the device closed the connection")
-            buf += chunk
-        return buf
-
-    def close(self):
-        self.sock.close()
-
-
-def descriptor(path):
-    return HidDescriptor(path=path, vid=0, pid=0, report_size_in=REPORT, report_size_out=REPORT,
-                         product_name="TokenMint", serial_number=None)
-
-
-def open_device(path):
-    return CtapHidDevice(descriptor(path), SocketConnection(path))
-
+# ---- transport: python-fido2's CtapHidDevice over the socket (ctaphid_socket.py) ----
 
 class RawHost:
     """A host writing CTAPHID reports by hand (for the bad-input checks)."""
