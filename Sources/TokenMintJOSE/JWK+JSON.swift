@@ -85,9 +85,16 @@ extension JWK {
         return .secret(HMACSecret(SecureBytes(k)))
     }
 
-    /// An `OKP` key (RFC 8037): Ed25519 only; a private `d` must match `x`.
+    /// An `OKP` key (RFC 8037): Ed25519 or Ed448; a private `d` must match `x`.
     private static func okpMaterial(_ members: JWKMembers) throws(TokenMintError) -> Material {
         let crv = try members.required("crv")
+        if crv == "Ed448" {
+            let publicKey = try Ed448.PublicKey(rawRepresentation: try members.requiredBytes("x"))
+            guard let d = try members.bytes("d") else { return .ed448Public(publicKey) }
+            let privateKey = try Ed448.PrivateKey(rawRepresentation: SecureBytes(d))
+            guard privateKey.publicKey == publicKey else { throw TokenMintError.key("OKP \"d\" does not match \"x\"") }
+            return .ed448Private(privateKey)
+        }
         guard crv == "Ed25519" else { throw TokenMintError.key("unsupported OKP curve \"\(crv)\"") }
         let x = try members.requiredBytes("x")
         let publicKey = try Ed25519.PublicKey(rawRepresentation: x)
@@ -178,6 +185,8 @@ extension JWK {
         case .ed25519Public(let k): return [("crv", "Ed25519"), ("kty", "OKP"), ("x", B64.encode(k.rawRepresentation))]
         case .ed25519Private(let k):
             return [("crv", "Ed25519"), ("kty", "OKP"), ("x", B64.encode(k.publicKey.rawRepresentation))]
+        case .ed448Public(let k): return [("crv", "Ed448"), ("kty", "OKP"), ("x", B64.encode(k.rawRepresentation))]
+        case .ed448Private(let k): return [("crv", "Ed448"), ("kty", "OKP"), ("x", B64.encode(k.publicKey.rawRepresentation))]
         case .secret(let s): return [("k", s.bytes.withUnsafeBytes { Base64URL.encode($0) }), ("kty", "oct")]
         }
     }
@@ -191,6 +200,7 @@ extension JWK {
                 .compactMap { name, value in b64(value).map { (name, $0) } }
         case .ecPrivate(let k): return (try? k.rawRepresentation).flatMap(b64).map { [("d", $0)] } ?? []
         case .ed25519Private(let k): return b64(k.rawRepresentation).map { [("d", $0)] } ?? []
+        case .ed448Private(let k): return b64(try? k.rawRepresentation).map { [("d", $0)] } ?? []
         default: return []
         }
     }
@@ -216,11 +226,15 @@ extension JWK {
         let trimmed = pem.trimmingWhitespace
         let isPrivate = trimmed.hasPrefix("-----BEGIN PRIVATE KEY-----") || trimmed.hasPrefix("-----BEGIN EC PRIVATE KEY-----")
             || trimmed.hasPrefix("-----BEGIN RSA PRIVATE KEY-----")
-        // Ed25519, then EC, then RSA: each parser refuses the others' keys.
+        // Ed25519, Ed448, then EC, then RSA: each parser refuses the others' keys.
         let edwards: JWK? = isPrivate
             ? (try? Ed25519.PrivateKey(pemRepresentation: trimmed)).map { JWK($0, keyID: keyID, algorithm: algorithm ?? .EdDSA) }
             : (try? Ed25519.PublicKey(pemRepresentation: trimmed)).map { JWK($0, keyID: keyID, algorithm: algorithm ?? .EdDSA) }
         if let edwards { self = edwards; return }
+        let ed448: JWK? = isPrivate
+            ? (try? Ed448.PrivateKey(pemRepresentation: trimmed)).map { JWK($0, keyID: keyID, algorithm: algorithm ?? .Ed448) }
+            : (try? Ed448.PublicKey(pemRepresentation: trimmed)).map { JWK($0, keyID: keyID, algorithm: algorithm ?? .Ed448) }
+        if let ed448 { self = ed448; return }
         if isPrivate, let key = try? ECDSA.PrivateKey(pemRepresentation: trimmed) { self = try JWK(key, keyID: keyID, algorithm: algorithm); return }
         if !isPrivate, let key = try? ECDSA.PublicKey(pemRepresentation: trimmed) { self = try JWK(key, keyID: keyID, algorithm: algorithm); return }
         let rsa: JWK? = isPrivate
@@ -240,6 +254,8 @@ extension JWK {
         case .ecPrivate(let k): result = Result { () throws(TokenMintError) in try k.pemRepresentation }
         case .ed25519Public(let k): result = Result { () throws(TokenMintError) in try k.pemRepresentation }
         case .ed25519Private(let k): result = Result { () throws(TokenMintError) in try k.pemRepresentation }
+        case .ed448Public(let k): result = Result { () throws(TokenMintError) in try k.pemRepresentation }
+        case .ed448Private(let k): result = Result { () throws(TokenMintError) in try k.pemRepresentation }
         case .secret: throw .key("an oct key has no PEM form")
         }
         do throws(TokenMintError) { return try result.get() } catch {

@@ -16,7 +16,9 @@ extension JWK {
                 return try key.signature(for: input, hash: algorithm.hash, nonce: nonce).rawRepresentation
             case .ed25519Private(let key):
                 return key.signature(for: input)
-            case .rsaPublic, .ecPublic, .ed25519Public:
+            case .ed448Private(let key):
+                return try key.signature(for: input)
+            case .rsaPublic, .ecPublic, .ed25519Public, .ed448Public:
                 throw TokenMintError(.crypto.invalidKey, "a public key cannot sign")
             }
         } catch {
@@ -50,6 +52,10 @@ extension JWK {
             return signature.withUnsafeBytes { key.isValidSignature($0, for: input) }
         case .ed25519Private(let key):
             return signature.withUnsafeBytes { key.publicKey.isValidSignature($0, for: input) }
+        case .ed448Public(let key):
+            return key.isValidSignature(signature, for: input)
+        case .ed448Private(let key):
+            return key.publicKey.isValidSignature(signature, for: input)
         }
     }
 }

@@ -36,6 +36,8 @@ public struct JWK: Sendable, CustomStringConvertible {
         case ecPrivate(ECDSA.PrivateKey)
         case ed25519Public(Ed25519.PublicKey)
         case ed25519Private(Ed25519.PrivateKey)
+        case ed448Public(Ed448.PublicKey)
+        case ed448Private(Ed448.PrivateKey)
         case secret(HMACSecret)
     }
 
@@ -77,7 +79,7 @@ public struct JWK: Sendable, CustomStringConvertible {
     /// Whether the key holds private (or secret) material.
     public var isPrivate: Bool {
         switch material {
-        case .rsaPrivate, .ecPrivate, .ed25519Private, .secret: true
+        case .rsaPrivate, .ecPrivate, .ed25519Private, .ed448Private, .secret: true
         default: false
         }
     }
@@ -88,6 +90,7 @@ public struct JWK: Sendable, CustomStringConvertible {
         case .ecPublic(let k): k.curve.name
         case .ecPrivate(let k): k.curve.name
         case .ed25519Public, .ed25519Private: "Ed25519"
+        case .ed448Public, .ed448Private: "Ed448"
         default: nil
         }
     }
@@ -103,7 +106,7 @@ public struct JWK: Sendable, CustomStringConvertible {
         switch material {
         case .rsaPublic, .rsaPrivate: keyType = .rsa
         case .ecPublic, .ecPrivate: keyType = .ec
-        case .ed25519Public, .ed25519Private: keyType = .okp
+        case .ed25519Public, .ed25519Private, .ed448Public, .ed448Private: keyType = .okp
         case .secret: keyType = .oct
         }
         self.keyID = keyID
@@ -121,6 +124,14 @@ public struct JWK: Sendable, CustomStringConvertible {
     /// An Ed25519 public JWK.
     public init(_ key: Ed25519.PublicKey, keyID: String? = nil, algorithm: JWSAlgorithm? = .EdDSA) {
         self.init(material: .ed25519Public(key), keyID: keyID, algorithm: algorithm?.rawValue)
+    }
+    /// An Ed448 private JWK (RFC 8037).
+    public init(_ key: Ed448.PrivateKey, keyID: String? = nil, algorithm: JWSAlgorithm? = .Ed448) {
+        self.init(material: .ed448Private(key), keyID: keyID, algorithm: algorithm?.rawValue)
+    }
+    /// An Ed448 public JWK.
+    public init(_ key: Ed448.PublicKey, keyID: String? = nil, algorithm: JWSAlgorithm? = .Ed448) {
+        self.init(material: .ed448Public(key), keyID: keyID, algorithm: algorithm?.rawValue)
     }
     /// An EC private JWK. Throws for a curve JOSE does not name (only P-256/384/521).
     public init(_ key: ECDSA.PrivateKey, keyID: String? = nil, algorithm: JWSAlgorithm? = nil) throws(TokenMintError) {
@@ -160,6 +171,8 @@ public struct JWK: Sendable, CustomStringConvertible {
         switch algorithm {
         case .EdDSA, .Ed25519:
             return JWK(Ed25519.PrivateKey(), keyID: keyID, algorithm: algorithm)
+        case .Ed448:
+            return JWK(try crypto { () throws(TokenMintError) in try Ed448.PrivateKey() }, keyID: keyID, algorithm: algorithm)
         case .ES256, .ES384, .ES512, .ES256K:
             let key = try crypto { () throws(TokenMintError) in try ECDSA.PrivateKey(curve: algorithm.curve ?? .p256) }
             return try JWK(key, keyID: keyID, algorithm: algorithm)
@@ -192,6 +205,7 @@ public struct JWK: Sendable, CustomStringConvertible {
         case .rsaPrivate(let k): material = .rsaPublic(k.publicKey)
         case .ecPrivate(let k): material = .ecPublic(k.publicKey)
         case .ed25519Private(let k): material = .ed25519Public(k.publicKey)
+        case .ed448Private(let k): material = .ed448Public(k.publicKey)
         case .secret: return nil
         default: return self
         }
@@ -216,6 +230,8 @@ public struct JWK: Sendable, CustomStringConvertible {
         switch material {
         case .ecPublic(let k) where k.curve != algorithm.curve: throw refuse("wrong curve \(k.curve)")
         case .ecPrivate(let k) where k.curve != algorithm.curve: throw refuse("wrong curve \(k.curve)")
+        case .ed25519Public, .ed25519Private: if algorithm == .Ed448 { throw refuse("Ed448 needs an Ed448 key") }
+        case .ed448Public, .ed448Private: if algorithm == .Ed25519 { throw refuse("Ed25519 needs an Ed25519 key") }
         case .rsaPublic(let k) where k.keySizeInBits < RSA.minimumSigningBits:
             throw refuse("RSA keys under \(RSA.minimumSigningBits) bits are refused (RFC 7518 §3.3)")
         case .rsaPrivate(let k) where k.keySizeInBits < RSA.minimumSigningBits:

@@ -36,6 +36,8 @@ public enum JWSAlgorithm: String, CaseIterable, Sendable, Hashable, CustomString
     /// with an Ed25519 key, under a name that says so. A key whose JWK `alg`
     /// is one of the two names signs and verifies only under that name.
     case Ed25519
+    /// Ed448, fully specified (RFC 9864). `EdDSA` also names Ed448 keys (RFC 8037).
+    case Ed448
 
     /// The JOSE name.
     public var description: String { rawValue }
@@ -46,7 +48,7 @@ public enum JWSAlgorithm: String, CaseIterable, Sendable, Hashable, CustomString
         case .HS256, .HS384, .HS512: .oct
         case .RS256, .RS384, .RS512, .PS256, .PS384, .PS512: .rsa
         case .ES256, .ES384, .ES512, .ES256K: .ec
-        case .EdDSA, .Ed25519: .okp
+        case .EdDSA, .Ed25519, .Ed448: .okp
         }
     }
 
@@ -55,7 +57,7 @@ public enum JWSAlgorithm: String, CaseIterable, Sendable, Hashable, CustomString
         switch self {
         case .HS256, .RS256, .PS256, .ES256, .ES256K: .sha256
         case .HS384, .RS384, .PS384, .ES384: .sha384
-        case .HS512, .RS512, .PS512, .ES512, .EdDSA, .Ed25519: .sha512
+        case .HS512, .RS512, .PS512, .ES512, .EdDSA, .Ed25519, .Ed448: .sha512
         }
     }
 

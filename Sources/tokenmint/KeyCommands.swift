@@ -60,7 +60,7 @@ struct Keygen: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Generate a key: PKCS#8 PEM, or base64url for HMAC.")
 
-    @Option(help: "EdDSA (or Ed25519), ES256, ES384, ES512, ES256K, RS256…RS512, PS256…PS512, HS256…HS512.")
+    @Option(help: "EdDSA (or Ed25519), Ed448, ES256, ES384, ES512, ES256K, RS256…RS512, PS256…PS512, HS256…HS512.")
     var alg: Algorithm
 
     @Option(help: "RSA modulus size (default 2048 for RS256/PS256, 3072 for *384, 4096 for *512).")
@@ -98,6 +98,8 @@ struct Keygen: ParsableCommand {
         switch alg {
         case .EdDSA, .Ed25519:
             pem = try Ed25519.PrivateKey().pemRepresentation
+        case .Ed448:
+            pem = try Ed448.PrivateKey().pemRepresentation
         case .ES256, .ES384, .ES512, .ES256K:
             pem = try ECDSA.PrivateKey(curve: alg.curve ?? .p256).pemRepresentation
         case .RS256, .PS256, .RS384, .PS384, .RS512, .PS512:

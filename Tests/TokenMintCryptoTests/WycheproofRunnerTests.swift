@@ -28,7 +28,7 @@ struct WycheproofRunnerTests {
         for file in files {
             let report = try VectorRunner.run(path: file.path)
             #expect(report.failed == 0, "\(report.summary)\n\(report.failures.prefix(10).joined(separator: "\n"))")
-            #expect(report.passed > 100, "\(report.summary)")
+            #expect(report.passed > 80, "\(report.summary)")  // ed448_test.json has 87
             total += report.passed
         }
         #expect(total >= 2000)

@@ -2,9 +2,10 @@ import TokenMintCore
 import Testing
 import TokenMintCrypto
 import TokenMintJOSE
+import TokenMintCore
 
-/// RFC 8812's ES256K and RFC 9864's fully-specified Ed25519 beside EdDSA.
-@Suite("ES256K and the fully-specified Ed25519 name")
+/// RFC 8812's ES256K, RFC 9864's fully-specified Ed25519 beside EdDSA, and Ed448.
+@Suite("ES256K, Ed448 and the fully-specified Ed25519 name")
 struct AlgorithmNameTests {
     @Test("ES256K: secp256k1 JWKs round-trip; tokens sign and verify; a P-256 key or a changed signature is refused")
     func es256k() throws {
@@ -51,5 +52,30 @@ struct AlgorithmNameTests {
         policy.algorithms = [.Ed25519]
         #expect(throws: TokenMintError.self) { _ = try JWSVerifier(key: JWK(seed.publicKey, algorithm: nil), policy: policy).verify(compact: polymorphic) }
         #expect(try JWK.generate(for: .Ed25519).algorithm == .Ed25519)
+    }
+
+    @Test("Ed448: RFC 8032 §7.4 byte-exact; OKP JWKs with crv Ed448; Ed448 and EdDSA names; never across curves")
+    func ed448() throws {
+        let secret = SecureBytes(try Hex.decode("6c82a562cb808d10d632be89c8513ebf6c929f34ddfa8c9f63c9960ef6e348a3528c8a3fcc2f044e39a3fc5b94492f8f032e7549a20098f95b"))
+        let key = try Ed448.PrivateKey(rawRepresentation: secret)
+        #expect(Hex.encode(key.publicKey.rawRepresentation) == "5fd7449b59b461fd2ce787ec616ad46a1da1342485a70e1f8a0ea75d80e96778edf124769b46c7061bd6783df1e50f6cd1fa1abeafe8256180")
+        #expect(Hex.encode(try key.signature(for: [UInt8]())) == "533a37f6bbe457251f023c0d88f976ae2dfb504a843e34d2074fd823d41a591f2b233f034f628281f2fd7a22ddd47d7828c59bd0a21bfd3980ff0d2028d4b18a9df63e006c5d1c2d345b925d8dc00b4104852db99ac5c7cdda8530a113a0f4dbb61149f05a7363268c71d95808ff2e652600")
+        #expect(try key.rawRepresentation == secret)
+        let jwk = try JWK(json: JWK(key, keyID: "e448").json)
+        #expect(jwk.curveName == "Ed448" && jwk.algorithm == .Ed448)
+        let token = try JWSSigner(key: jwk).sign(Array("448".utf8))
+        let verifier = try JWSVerifier(key: try #require(jwk.publicKey))
+        #expect(try verifier.verify(compact: token).header.algorithm == .Ed448)
+        // EdDSA names Ed448 keys too (RFC 8037); Ed25519 never does, nor Ed448 an Ed25519 key.
+        let unbound = JWK(key, algorithm: nil)
+        let polymorphic = try JWSSigner(key: unbound, algorithm: .EdDSA).sign(Array("p".utf8))
+        #expect(try JWSVerifier(key: JWK(key.publicKey, algorithm: nil)).verify(compact: polymorphic).payload == Array("p".utf8))
+        #expect(throws: TokenMintError.self) { _ = try JWSSigner(key: unbound, algorithm: .Ed25519) }
+        #expect(throws: TokenMintError.self) { _ = try JWSSigner(key: JWK(Ed25519.PrivateKey(), algorithm: nil), algorithm: .Ed448) }
+        // A private d that does not match x is refused.
+        let other = try JWK.generate(for: .Ed448)
+        var mixed = try #require(JSONParser.parse(Array(other.json.utf8)).objectValue)
+        mixed.set("x", .string(Base64URL.encode(key.publicKey.rawRepresentation)))
+        #expect(throws: TokenMintError.self) { _ = try JWK(json: String(decoding: JSONWriter.encode(.object(mixed)), as: UTF8.self)) }
     }
 }

@@ -35,7 +35,7 @@ from joserfc.jwt import JWTClaimsRegistry
 from tmcli import Checks, Fail, expect
 
 TOKENMINT = os.environ.get("TOKENMINT", ".build/debug/tokenmint")
-ALGS = ["EdDSA", "Ed25519", "ES256", "ES384", "ES512", "ES256K", "RS256", "RS384", "RS512",
+ALGS = ["EdDSA", "Ed25519", "Ed448", "ES256", "ES384", "ES512", "ES256K", "RS256", "RS384", "RS512",
         "PS256", "PS384", "PS512", "HS256", "HS384", "HS512"]
 CURVES = {"ES256": "P-256", "ES384": "P-384", "ES512": "P-521", "ES256K": "secp256k1"}
 EDDSA = ("EdDSA", "Ed25519")  # RFC 9864's fully-specified name beside the polymorphic one
@@ -136,6 +136,8 @@ def jf_generate(alg, kid=None):
     oct key as long as the hash) with a kid (its thumbprint unless given)."""
     if alg in EDDSA:
         key = OKPKey.generate_key("Ed25519", auto_kid=kid is None)
+    elif alg == "Ed448":
+        key = OKPKey.generate_key("Ed448", auto_kid=kid is None)
     elif alg in CURVES:
         key = ECKey.generate_key(CURVES[alg], auto_kid=kid is None)
     elif alg[:2] in ("RS", "PS"):
@@ -182,11 +184,12 @@ def pyjwt_verify(alg, token, public_jwk):
 
 def check_jwk_shape(alg, jwk, private):
     kty = jwk.get("kty")
-    want = ("OKP" if alg in EDDSA else "EC" if alg in CURVES else
+    want = ("OKP" if alg in EDDSA or alg == "Ed448" else "EC" if alg in CURVES else
             "RSA" if alg[:2] in ("RS", "PS") else "oct")
     expect(kty == want, f"kty is {kty!r}, want {want!r}")
     if kty == "OKP":
-        expect(jwk.get("crv") == "Ed25519", f"crv is {jwk.get('crv')!r}, want 'Ed25519'")
+        crv = "Ed448" if alg == "Ed448" else "Ed25519"
+        expect(jwk.get("crv") == crv, f"crv is {jwk.get('crv')!r}, want {crv!r}")
     if kty == "EC":
         expect(jwk.get("crv") == CURVES[alg], f"crv is {jwk.get('crv')!r}, want {CURVES[alg]!r}")
     missing = [m for m in PUBLIC_MEMBERS[kty] if m not in jwk]
