@@ -55,6 +55,8 @@ extension TokenMintError.Code {
         public var invalidAuthorizedParty: TokenMintError.Code { .init(domain: "jose", name: "invalidAuthorizedParty") }
         /// `typ` is not the expected type.
         public var invalidType: TokenMintError.Code { .init(domain: "jose", name: "invalidType") }
+        /// A single-use token (a DPoP proof's jti) was presented again.
+        public var replayed: TokenMintError.Code { .init(domain: "jose", name: "replayed") }
         /// A signing operation failed in the crypto core.
         public var signingFailed: TokenMintError.Code { .init(domain: "jose", name: "signingFailed") }
         /// The verifier's own settings are out of range (a leeway outside

@@ -27,6 +27,7 @@ import uuid
 import warnings
 
 import jwt as pyjwt
+from joserfc import jws as jf_jws
 from joserfc import jwt as jf_jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import ECKey, OctKey, OKPKey, RSAKey, import_key
@@ -413,6 +414,38 @@ def check_usage(tmp):
 
 
 
+def check_g_dpop(alg, tmp):
+    """DPoP (RFC 9449) both ways: TokenMint's proof read by joserfc with the
+    header's jwk; joserfc's proof checked by `tokenmint dpop verify`."""
+    url = "https://api.tokenmint.test/v1/pay"
+    state = os.path.join(tmp, f"g-{alg}-state")
+    path = os.path.join(tmp, f"g-{alg}.jwk")
+    tm_ok("keygen", "--alg", alg, "--jwk", "--out", path)
+    proof = tm_ok("dpop", "proof", "--key", path, "--method", "POST", "--url", url + "?amount=5", "--access-token", "AT-1")
+    header = jf_jws.extract_compact(proof.encode()).protected
+    expect(header.get("typ") == "dpop+jwt" and header.get("alg") == alg, f"header {header}")
+    expect(not (PRIVATE_MEMBERS & set(header.get("jwk", {}))), "the proof's jwk carries private members")
+    key = import_key(header["jwk"])
+    claims = json.loads(jf_jws.deserialize_compact(proof, key, algorithms=[alg]).payload)
+    want_ath = b64url(hashlib.sha256(b"AT-1").digest())
+    expect(claims.get("htm") == "POST" and claims.get("htu") == url and claims.get("ath") == want_ath
+           and isinstance(claims.get("jti"), str) and abs(claims.get("iat", 0) - time.time()) < 120, f"claims {claims}")
+    # joserfc makes a proof; TokenMint checks it, binds it to joserfc's thumbprint, and takes it once.
+    own = jf_generate(alg)
+    body = {"jti": str(uuid.uuid4()), "htm": "GET", "htu": url, "iat": int(time.time()), "ath": want_ath}
+    jf_header = {"typ": "dpop+jwt", "alg": alg, "jwk": own.as_dict(private=False)}
+    theirs = jf_jws.serialize_compact(jf_header, json.dumps(body).encode(), own, algorithms=[alg])
+    out = json.loads(tm_ok("dpop", "verify", theirs, "--method", "GET", "--url", "https://API.tokenmint.test:443/v1/pay",
+                           "--access-token", "AT-1", "--jkt", own.thumbprint(), "--store", state))
+    expect(out.get("jkt") == own.thumbprint() and out.get("jti") == body["jti"], f"dpop verify printed {out}")
+    again = tm("dpop", "verify", theirs, "--method", "GET", "--url", url, "--access-token", "AT-1", "--store", state)
+    expect(again.returncode == 2 and "replayed" in again.stderr, f"the same jti twice: exit {again.returncode}, {tail(again)}")
+    other = dict(body, jti=str(uuid.uuid4()), htm="POST")
+    wrong = jf_jws.serialize_compact(jf_header, json.dumps(other).encode(), own, algorithms=[alg])
+    refused = tm("dpop", "verify", wrong, "--method", "GET", "--url", url, "--store", state)
+    expect(refused.returncode == 2, f"a proof for POST accepted for GET: exit {refused.returncode}")
+
+
 def main():
     warnings.simplefilter("ignore")  # joserfc's SecurityWarning (EdDSA, HS*), PyJWT key-length warnings
     if not (os.path.isfile(TOKENMINT) and os.access(TOKENMINT, os.X_OK)):
@@ -442,6 +475,9 @@ def main():
         print("# F: claim rules and usage errors")
         checks.group("F aud lists, exp required, --now, --leeway", check_f, tmp)
         checks.group("F usage errors exit 2", check_usage, tmp)
+        print("# G: DPoP proofs (RFC 9449), both ways")
+        for alg in ("ES256", "ES384", "EdDSA", "ES256K"):  # RSA jwk headers exceed joserfc's 512-byte header limit
+            checks.group(f"G {alg} dpop proof / verify", check_g_dpop, alg, tmp)
 
     return checks.summary()
 

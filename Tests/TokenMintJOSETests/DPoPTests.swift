@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+import TokenMintCore
+import TokenMintCrypto
+import TokenMintJOSE
+
+/// RFC 9449 proofs: minted, checked, and refused for each rule of §4.3.
+@Suite("DPoP proofs")
+struct DPoPTests {
+    /// A replay ledger in memory: each identifier once.
+    actor Ledger {
+        var seen: Set<[UInt8]> = []
+        func record(_ id: [UInt8], _ expires: Int64) -> Bool { seen.insert(id).inserted }
+    }
+
+    static let url = "https://api.example.com/v1/pay"
+
+    static func expect(_ code: TokenMintError.Code, _ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) async {
+        do {
+            try await body()
+            Issue.record("expected \(code)", sourceLocation: sourceLocation)
+        } catch let error as TokenMintError {
+            #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
+        } catch { Issue.record("\(error)", sourceLocation: sourceLocation) }
+    }
+
+    @Test("minted and verified with ES256, EdDSA and ES256K; bound to the key's thumbprint; a jti used twice is refused",
+          arguments: [JWSAlgorithm.ES256, .EdDSA, .ES256K])
+    func roundTrip(algorithm: JWSAlgorithm) async throws {
+        let key = try JWK.generate(for: algorithm, keyID: "client-key")
+        let ledger = Ledger()
+        let token = "an-access-token"
+        let proof = try DPoP.proof(key: key, method: "POST", url: Self.url + "?amount=5#x", accessToken: token, nonce: "n-1")
+        let (header, claims) = try UnverifiedJWT.decode(proof)
+        #expect(header["typ"]?.stringValue == "dpop+jwt" && header["kid"] == nil && header["jwk"]?.objectValue?["d"] == nil)
+        #expect(claims["htu"]?.stringValue == Self.url && claims["htm"]?.stringValue == "POST" && claims["ath"]?.stringValue == DPoP.accessTokenHash(token))
+        let verifier = DPoPVerifier()
+        let verified = try await verifier.verify(proof, method: "POST", url: "HTTPS://API.example.com:443/v1/pay", accessToken: token,
+                                                 boundThumbprint: key.thumbprint(), nonce: "n-1", replay: { id, exp in await ledger.record(id, exp) })
+        #expect(verified.thumbprint == key.thumbprint())
+        await Self.expect(.jose.replayed) {
+            _ = try await verifier.verify(proof, method: "POST", url: Self.url, accessToken: token, replay: { id, exp in await ledger.record(id, exp) })
+        }
+    }
+
+    @Test("refused: method, URL, ath, cnf.jkt, nonce, iat, typ, HMAC, a private jwk, a jwk that did not sign")
+    func refusals() async throws {
+        let key = try JWK.generate(for: .ES256)
+        let ledger = Ledger()
+        let replay: @Sendable ([UInt8], Int64) async throws(TokenMintError) -> Bool = { id, exp in await ledger.record(id, exp) }
+        let verifier = DPoPVerifier()
+        func proof(_ method: String = "GET", url: String = Self.url, token: String? = "t", nonce: String? = nil, iat: Int64? = nil) throws -> String {
+            try DPoP.proof(key: key, method: method, url: url, accessToken: token, nonce: nonce, issuedAt: iat)
+        }
+        await Self.expect(.jose.invalidClaim) { _ = try await verifier.verify(try proof("POST"), method: "GET", url: Self.url, accessToken: "t", replay: replay) }
+        await Self.expect(.jose.invalidClaim) {
+            _ = try await verifier.verify(try proof(url: "https://api.example.com/v1/other"), method: "GET", url: Self.url, accessToken: "t", replay: replay)
+        }
+        await Self.expect(.jose.invalidClaim) { _ = try await verifier.verify(try proof(token: "other"), method: "GET", url: Self.url, accessToken: "t", replay: replay) }
+        await Self.expect(.jose.invalidClaim) { _ = try await verifier.verify(try proof(token: nil), method: "GET", url: Self.url, accessToken: "t", replay: replay) }
+        await Self.expect(.jose.invalidClaim) {
+            _ = try await verifier.verify(try proof(), method: "GET", url: Self.url, accessToken: "t", boundThumbprint: try JWK.generate(for: .ES256).thumbprint(),
+                                          replay: replay)
+        }
+        await Self.expect(.jose.invalidClaim) { _ = try await verifier.verify(try proof(nonce: "old"), method: "GET", url: Self.url, nonce: "new", replay: replay) }
+        let now = Int64(Date().timeIntervalSince1970)
+        await Self.expect(.jose.expired) { _ = try await verifier.verify(try proof(iat: now - 600), method: "GET", url: Self.url, replay: replay) }
+        await Self.expect(.jose.issuedInFuture) { _ = try await verifier.verify(try proof(iat: now + 600), method: "GET", url: Self.url, replay: replay) }
+        // Not a DPoP proof: a plain JWT, an HMAC proof, a jwk with its private part, a jwk that did not sign.
+        let jwt = try JWSSigner(key: key).sign(Array("{}".utf8), header: JWSHeaderFields(type: "JWT"))
+        await Self.expect(.jose.invalidType) { _ = try await verifier.verify(jwt, method: "GET", url: Self.url, replay: replay) }
+        await Self.expect(.jose.invalidKey) { _ = try DPoP.proof(key: try JWK.generate(for: .HS256), method: "GET", url: Self.url) }
+        var privateHeader = JWSHeaderFields(type: DPoP.type)
+        privateHeader.additional.set("jwk", .object(key.jsonObject(includingPrivate: true)))
+        let claims = "{\"jti\":\"a\",\"htm\":\"GET\",\"htu\":\"\(Self.url)\",\"iat\":\(now)}"
+        let leaky = try JWSSigner(key: key).sign(Array(claims.utf8), header: privateHeader)
+        await Self.expect(.jose.invalidClaim) { _ = try await verifier.verify(leaky, method: "GET", url: Self.url, replay: replay) }
+        var swapped = JWSHeaderFields(type: DPoP.type)
+        swapped.additional.set("jwk", .object(try #require(try JWK.generate(for: .ES256).publicKey).jsonObject(includingPrivate: false)))
+        let forged = try JWSSigner(key: key).sign(Array(claims.utf8), header: swapped)
+        await Self.expect(.jose.invalidSignature) { _ = try await verifier.verify(forged, method: "GET", url: Self.url, replay: replay) }
+        #expect(await ledger.seen.isEmpty, "no refused proof reached the ledger")
+    }
+}
