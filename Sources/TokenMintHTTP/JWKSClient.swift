@@ -12,6 +12,8 @@ import NIOHTTP1
 /// once per ``Options/minimumRefreshInterval``, and kept when the issuer
 /// fails (the last good set serves until it answers again). A set larger
 /// than the limits, or not a JWK Set, is refused and the last good one kept.
+/// Concurrent callers share one fetch. A published key set never verifies
+/// HMAC tokens: `oct` keys in it are dropped and HS* algorithms refused.
 ///
 /// ```swift
 /// let keys = try await JWKSClient.discover(issuer: "https://login.example.com")
@@ -45,12 +47,17 @@ public actor JWKSClient {
     private var entityTag: String?
     private var freshUntil = ContinuousClock.now
     private var lastAttempt: ContinuousClock.Instant?
+    /// The fetch under way, which every caller that needs the set awaits.
+    private var inFlight: Task<Fetched, any Error>?
     /// How many requests went to the issuer (each fetch or revalidation).
     public private(set) var requests = 0
 
     /// A client for the key set at `url`: https, or http to a loopback host only.
     public init(url: String, client: HTTPClient = .tokenMint, options: Options = Options()) throws(TokenMintError) {
         try Self.checkAddress(url)
+        guard options.maximumBytes > 0, options.maximumKeys > 0, options.minimumRefreshInterval > .zero,
+            options.timeout > .zero, options.defaultLifetime >= .zero, options.maximumLifetime >= options.minimumRefreshInterval
+        else { throw TokenMintError(.jose.invalidConfiguration, "JWKS client options out of range") }
         self.url = url
         self.client = client
         self.options = options
@@ -80,6 +87,10 @@ public actor JWKSClient {
             guard let jwksURI = answer.object["jwks_uri"]?.stringValue else {
                 throw TokenMintError(.jose.keySetUnavailable, "the metadata at \(SafeText.escaped(base + path)) has no jwks_uri")
             }
+            // An https issuer's metadata cannot send the client to plain http (its own loopback services).
+            if URLComponents(string: issuer)?.scheme == "https", URLComponents(string: jwksURI)?.scheme != "https" {
+                throw TokenMintError(.jose.keySetUnavailable, "an https issuer's jwks_uri must be https")
+            }
             return try JWKSClient(url: jwksURI, client: client, options: options)
         }
         throw TokenMintError(.jose.keySetUnavailable, "no authorization server metadata for \(SafeText.escaped(issuer)): \(SafeText.escaped(problem))")
@@ -106,6 +117,9 @@ public actor JWKSClient {
     /// fetches the set again, unless that was done less than
     /// ``Options/minimumRefreshInterval`` ago.
     public func key(for algorithm: JWSAlgorithm, keyID: String?) async throws(TokenMintError) -> JWK {
+        guard algorithm.keyType != .oct else {
+            throw TokenMintError(.jose.algorithmNotAllowed, "a published key set never verifies \(algorithm) (HMAC) tokens")
+        }
         let set = try await keySet()
         do { return try set.key(for: algorithm, keyID: keyID) } catch where error.code == .jose.unknownKeyID {
             return try await refresh().key(for: algorithm, keyID: keyID)
@@ -115,16 +129,31 @@ public actor JWKSClient {
     /// Verifies a JWT with this issuer's keys (the key chosen by the
     /// token's `kid` and `alg`, then every rule of `JWTVerifier`).
     public func verify(_ token: String, validation: JWTValidation, policy: JWSPolicy = JWSPolicy()) async throws(TokenMintError) -> VerifiedJWT {
+        // The size cap and the policy's algorithms before anything is parsed or fetched.
+        guard token.utf8.count <= policy.maximumTokenBytes else {
+            throw TokenMintError(.jose.tooLarge, "the token is over \(policy.maximumTokenBytes) bytes")
+        }
         let header = try UnverifiedJWT.decode(token).header
         guard let name = header["alg"]?.stringValue, let algorithm = JWSAlgorithm(name: name) else {
             throw TokenMintError(.jose.unsupportedAlgorithm, "the token's alg is not a supported JWS algorithm")
+        }
+        if let allowed = policy.algorithms, !allowed.contains(algorithm) {
+            throw TokenMintError(.jose.algorithmNotAllowed, "\(algorithm) is not among the policy's algorithms")
         }
         let key = try await key(for: algorithm, keyID: header["kid"]?.stringValue)
         return try JWTVerifier(key: key, validation: validation, policy: policy).verify(token)
     }
 
-    /// Fetches (or revalidates) the set, at most once per minimum interval.
+    /// What one request brought: a new set (with its ETag), or "not modified".
+    enum Fetched: Sendable {
+        case modified(JWKSet, entityTag: String?, lifetime: Duration)
+        case notModified(lifetime: Duration)
+    }
+
+    /// Fetches (or revalidates) the set, at most once per minimum interval;
+    /// callers arriving while a fetch is under way share it.
     private func refresh() async throws(TokenMintError) -> JWKSet {
+        if let running = inFlight { return try await settle(running) }
         let now = ContinuousClock.now
         if let lastAttempt, now < lastAttempt + options.minimumRefreshInterval {
             if let cached { return cached }
@@ -132,28 +161,46 @@ public actor JWKSClient {
         }
         lastAttempt = now
         requests += 1
-        do {
-            let (set, lifetime) = try await fetch()
-            cached = set
-            freshUntil = ContinuousClock.now + lifetime
-            return set
-        } catch {
-            // The last good set serves on; the next attempt waits the minimum interval.
-            guard let cached else { throw error }
-            freshUntil = ContinuousClock.now + options.minimumRefreshInterval
-            return cached
+        let (url, client, options, tag) = (url, client, options, cached == nil ? nil : entityTag)
+        let task = Task<Fetched, any Error> { try await JWKSClient.fetch(url: url, client: client, options: options, entityTag: tag) }
+        inFlight = task
+        return try await settle(task)
+    }
+
+    /// The outcome of `task`, applied once (by whichever caller sees it first).
+    private func settle(_ task: Task<Fetched, any Error>) async throws(TokenMintError) -> JWKSet {
+        let outcome = await task.result
+        if inFlight == task {
+            inFlight = nil
+            switch outcome {
+            case .success(.modified(let set, let tag, let lifetime)):
+                cached = set
+                entityTag = tag
+                freshUntil = ContinuousClock.now + lifetime
+            case .success(.notModified(let lifetime)):
+                freshUntil = ContinuousClock.now + lifetime
+            case .failure:
+                // The last good set serves on; the next attempt waits the minimum interval.
+                freshUntil = ContinuousClock.now + options.minimumRefreshInterval
+            }
+        }
+        if let cached { return cached }  // the new set, or the last good one
+        switch outcome {
+        case .failure(let error as TokenMintError): throw error
+        case .failure(let error): throw TokenMintError(.jose.keySetUnavailable, "the key set at \(SafeText.escaped(url)): \(error)", underlying: error)
+        case .success: throw TokenMintError(.jose.keySetUnavailable, "the key set at \(SafeText.escaped(url)) answered 304 with nothing cached")
         }
     }
 
-    /// One GET (with If-None-Match when an ETag is known): the set and how long it is fresh.
-    private func fetch() async throws(TokenMintError) -> (JWKSet, Duration) {
+    /// One GET (with If-None-Match when an ETag is known).
+    static func fetch(url: String, client: HTTPClient, options: Options, entityTag: String?) async throws(TokenMintError) -> Fetched {
         func unavailable(_ why: String, _ cause: (any Error)? = nil) -> TokenMintError {
             TokenMintError(.jose.keySetUnavailable, "the key set at \(SafeText.escaped(url)): \(why)", underlying: cause)
         }
         var request = HTTPClientRequest(url: url)
         request.method = .GET
         request.headers.add(name: "Accept", value: "application/jwk-set+json, application/json")
-        if let entityTag, cached != nil { request.headers.add(name: "If-None-Match", value: entityTag) }
+        if let entityTag { request.headers.add(name: "If-None-Match", value: entityTag) }
         let status: Int
         let headers: HTTPHeaders
         let body: [UInt8]
@@ -163,19 +210,24 @@ public actor JWKSClient {
             headers = response.headers
             body = status == 304 ? [] : Array(buffer: try await response.body.collect(upTo: options.maximumBytes))
         } catch { throw unavailable("no answer or an answer over \(options.maximumBytes) bytes", error) }
-        let lifetime = lifetime(headers)
-        if status == 304, let cached { return (cached, lifetime) }
+        let lifetime = lifetime(headers, options)
+        if status == 304 {
+            guard entityTag != nil else { throw unavailable("answered 304 to a request without If-None-Match") }
+            return .notModified(lifetime: lifetime)
+        }
         guard status == 200 else { throw unavailable("answered \(status)") }
+        let parsed: JWKSet
+        do { parsed = try JWKSet(json: String(decoding: body, as: UTF8.self)) } catch { throw unavailable("not a JWK Set: \(error.reason)", error) }
+        guard parsed.keys.count <= options.maximumKeys else { throw unavailable("\(parsed.keys.count) keys, more than \(options.maximumKeys)") }
+        // A published oct key would let anyone who reads the set forge HMAC tokens: such keys are dropped.
         let set: JWKSet
-        do { set = try JWKSet(json: String(decoding: body, as: UTF8.self)) } catch { throw unavailable("not a JWK Set: \(error.reason)", error) }
-        guard set.keys.count <= options.maximumKeys else { throw unavailable("\(set.keys.count) keys, more than \(options.maximumKeys)") }
-        entityTag = headers.first(name: "ETag")
-        return (set, lifetime)
+        do { set = try JWKSet(keys: parsed.keys.filter { $0.keyType != .oct }) } catch { throw unavailable("not a usable JWK Set: \(error.reason)", error) }
+        return .modified(set, entityTag: headers.first(name: "ETag"), lifetime: lifetime)
     }
 
     /// max-age from Cache-Control, bounded by the minimum interval and the
     /// maximum lifetime; no-store or no-cache: the minimum interval.
-    private func lifetime(_ headers: HTTPHeaders) -> Duration {
+    static func lifetime(_ headers: HTTPHeaders, _ options: Options) -> Duration {
         let directives = headers[canonicalForm: "Cache-Control"].map { $0.lowercased().trimmingCharacters(in: .whitespaces) }
         if directives.contains("no-store") || directives.contains("no-cache") { return options.minimumRefreshInterval }
         for directive in directives where directive.hasPrefix("max-age=") {

@@ -83,9 +83,9 @@ public struct VerifiedDPoPProof: Sendable {
 public struct DPoPVerifier: Sendable {
     /// The algorithms taken (asymmetric only).
     public var algorithms: Set<JWSAlgorithm> = [.ES256, .ES384, .ES512, .ES256K, .EdDSA, .Ed25519, .Ed448, .PS256, .PS384, .PS512, .RS256]
-    /// How far `iat` may lie in the past, in seconds.
+    /// How far `iat` may lie in the past, in seconds (1 to a day).
     public var maximumAge: Int64 = 300
-    /// How far `iat` may lie in the future (clock skew), in seconds.
+    /// How far `iat` may lie in the future (clock skew), in seconds (0 to 600).
     public var leeway: Int64 = 30
     /// The largest proof taken, in bytes.
     public var maximumBytes = 8 * 1024
@@ -102,8 +102,11 @@ public struct DPoPVerifier: Sendable {
         replay: @Sendable ([UInt8], Int64) async throws(TokenMintError) -> Bool
     ) async throws(TokenMintError) -> VerifiedDPoPProof {
         func invalid(_ why: String) -> TokenMintError { TokenMintError(.jose.invalidClaim, "DPoP proof: \(why)") }
+        guard (1...86_400).contains(maximumAge), (0...600).contains(leeway), (1...(1 << 20)).contains(maximumBytes) else {
+            throw TokenMintError(.jose.invalidConfiguration, "DPoPVerifier: maximumAge 1 to 86400 s, leeway 0 to 600 s, maximumBytes 1 B to 1 MiB")
+        }
         guard proof.utf8.count <= maximumBytes else { throw TokenMintError(.jose.tooLarge, "DPoP proof over \(maximumBytes) bytes") }
-        let (header, claims) = try UnverifiedJWT.decode(proof)
+        let header = try UnverifiedJWT.decode(proof).header
         guard header["typ"]?.stringValue == DPoP.type else { throw TokenMintError(.jose.invalidType, "a DPoP proof's typ is dpop+jwt") }
         guard let name = header["alg"]?.stringValue, let algorithm = JWSAlgorithm(name: name), algorithms.contains(algorithm) else {
             throw TokenMintError(.jose.algorithmNotAllowed, "a DPoP proof is signed with an allowed asymmetric algorithm")
@@ -111,32 +114,42 @@ public struct DPoPVerifier: Sendable {
         guard let jwkObject = header["jwk"]?.objectValue else { throw invalid("no jwk in the header") }
         let privateMembers: Set<String> = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"]
         guard !jwkObject.contains(where: { privateMembers.contains($0.name) }) else { throw invalid("the header's jwk carries private members") }
-        let key = try JWK(json: String(decoding: JSONWriter.encode(.object(jwkObject)), as: UTF8.self))
+        var key = try JWK(json: String(decoding: JSONWriter.encode(.object(jwkObject)), as: UTF8.self))
         guard key.keyType != .oct, !key.isPrivate else { throw invalid("the header's jwk is not a public key") }
+        key.keyID = header["kid"]?.stringValue  // a kid beside the jwk names this key, nothing else
         var policy = JWSPolicy()
         policy.algorithms = algorithms
         policy.maximumTokenBytes = maximumBytes
-        _ = try JWSVerifier(key: key, policy: policy).verify(compact: proof)
+        policy.allowsUnencodedPayload = false
+        let signed = try JWSVerifier(key: key, policy: policy).verify(compact: proof)
+        // The claims are read from the verified payload.
+        guard let claims = (try? JSONParser.parse(signed.payload))?.objectValue else { throw invalid("the payload is not a JSON object") }
         guard let jti = claims["jti"]?.stringValue, !jti.isEmpty, jti.utf8.count <= 256 else { throw invalid("jti is missing or over 256 bytes") }
         guard claims["htm"]?.stringValue == method else { throw invalid("htm is not the request's method") }
         guard let htu = claims["htu"]?.stringValue, try DPoP.normalizedURL(htu) == DPoP.normalizedURL(url) else { throw invalid("htu is not the request's URL") }
         guard let iat = claims["iat"]?.int64Value else { throw invalid("iat is missing") }
         let now = clock()
-        guard iat <= now.addingReportingOverflow(leeway).partialValue else { throw TokenMintError(.jose.issuedInFuture, "DPoP proof: iat is in the future") }
-        guard iat >= now.subtractingReportingOverflow(maximumAge).partialValue else { throw TokenMintError(.jose.expired, "DPoP proof: iat is too old") }
+        let (latest, over) = now.addingReportingOverflow(leeway)
+        let (earliest, under) = now.subtractingReportingOverflow(maximumAge)
+        guard iat <= (over ? .max : latest) else { throw TokenMintError(.jose.issuedInFuture, "DPoP proof: iat is in the future") }
+        guard iat >= (under ? .min : earliest) else { throw TokenMintError(.jose.expired, "DPoP proof: iat is too old") }
         if let accessToken {
             guard let ath = claims["ath"]?.stringValue, ConstantTime.equals(Array(ath.utf8), Array(DPoP.accessTokenHash(accessToken).utf8)) else {
                 throw invalid("ath is not the access token's hash")
             }
         }
-        if let nonce { guard claims["nonce"]?.stringValue == nonce else { throw TokenMintError(.jose.invalidClaim, "DPoP proof: use the server's nonce") } }
+        if let nonce {
+            // A distinct code: the server answers use_dpop_nonce with a fresh DPoP-Nonce (RFC 9449 §8), which clients retry on.
+            guard claims["nonce"]?.stringValue == nonce else { throw TokenMintError(.jose.useDPoPNonce, "DPoP proof: use the server's nonce") }
+        }
         let thumbprint = key.thumbprint()
         if let boundThumbprint {
             guard ConstantTime.equals(Array(thumbprint.utf8), Array(boundThumbprint.utf8)) else { throw invalid("the key is not the one the token is bound to (cnf.jkt)") }
         }
         // The identifier: jti under this key, so that two keys' jti never collide in a shared ledger.
         let identifier = HashFunction.sha256.hash(Array("dpop\u{0}\(thumbprint)\u{0}\(jti)".utf8))
-        let expires = iat.addingReportingOverflow(maximumAge + leeway).partialValue
+        let (sum, overflow) = iat.addingReportingOverflow(maximumAge + leeway)  // both bounded above
+        let expires = overflow ? Int64.max : sum
         guard try await replay(identifier, expires) else { throw TokenMintError(.jose.replayed, "DPoP proof: this jti was used before") }
         return VerifiedDPoPProof(thumbprint: thumbprint, key: key, identifier: jti, issuedAt: iat)
     }

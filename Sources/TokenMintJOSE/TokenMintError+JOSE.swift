@@ -55,6 +55,8 @@ extension TokenMintError.Code {
         public var invalidAuthorizedParty: TokenMintError.Code { .init(domain: "jose", name: "invalidAuthorizedParty") }
         /// `typ` is not the expected type.
         public var invalidType: TokenMintError.Code { .init(domain: "jose", name: "invalidType") }
+        /// A DPoP proof lacks the server's current nonce: answer `use_dpop_nonce` with a fresh one (RFC 9449 §8).
+        public var useDPoPNonce: TokenMintError.Code { .init(domain: "jose", name: "useDPoPNonce") }
         /// A single-use token (a DPoP proof's jti) was presented again.
         public var replayed: TokenMintError.Code { .init(domain: "jose", name: "replayed") }
         /// A signing operation failed in the crypto core.

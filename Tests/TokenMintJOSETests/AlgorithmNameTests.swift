@@ -2,7 +2,6 @@ import TokenMintCore
 import Testing
 import TokenMintCrypto
 import TokenMintJOSE
-import TokenMintCore
 
 /// RFC 8812's ES256K, RFC 9864's fully-specified Ed25519 beside EdDSA, and Ed448.
 @Suite("ES256K, Ed448 and the fully-specified Ed25519 name")
@@ -52,6 +51,42 @@ struct AlgorithmNameTests {
         policy.algorithms = [.Ed25519]
         #expect(throws: TokenMintError.self) { _ = try JWSVerifier(key: JWK(seed.publicKey, algorithm: nil), policy: policy).verify(compact: polymorphic) }
         #expect(try JWK.generate(for: .Ed25519).algorithm == .Ed25519)
+    }
+
+    /// The same key without `alg` (bound to its family only).
+    static func unbound(_ key: JWK) throws -> JWK {
+        let object = key.jsonObject(includingPrivate: false)
+        let stripped = JSONObject(object.members.filter { $0.name != "alg" }.map { ($0.name, $0.value) })
+        let unbound = try JWK(json: String(decoding: JSONWriter.encode(.object(stripped)), as: UTF8.self))
+        #expect(unbound.algorithm == nil)
+        return unbound
+    }
+
+    /// A token whose header names `name`, signed by `sign` over the signing input.
+    static func forged(_ name: String, _ sign: ([UInt8]) throws -> [UInt8]) throws -> String {
+        let input = Base64URL.encode(Array("{\"alg\":\"\(name)\"}".utf8)) + "." + Base64URL.encode(Array("{}".utf8))
+        return input + "." + Base64URL.encode(try sign(Array(input.utf8)))
+    }
+
+    @Test("unbound keys never cross curves: ES256 signed on secp256k1, ES256K on P-256, Ed25519 by an Ed448 key and Ed448 by an Ed25519 key")
+    func curveConfusion() throws {
+        let k1 = try ECDSA.PrivateKey(curve: .secp256k1), p256 = try ECDSA.PrivateKey(curve: .p256)
+        let ed448 = try Ed448.PrivateKey(), ed25519 = Ed25519.PrivateKey()
+        let cases: [(String, JWK, ([UInt8]) throws -> [UInt8])] = [
+            ("ES256", try Self.unbound(try JWK(k1.publicKey)), { try k1.signature(for: $0, hash: .sha256).rawRepresentation }),
+            ("ES256K", try Self.unbound(try JWK(p256.publicKey)), { try p256.signature(for: $0, hash: .sha256).rawRepresentation }),
+            ("Ed25519", JWK(ed448.publicKey, algorithm: nil), { try ed448.signature(for: $0) }),
+            ("Ed448", JWK(ed25519.publicKey, algorithm: nil), { try ed25519.signature(for: $0) }),
+        ]
+        for (name, key, sign) in cases {
+            let token = try Self.forged(name, sign)
+            do {
+                _ = try JWSVerifier(key: key).verify(compact: token)
+                Issue.record("\(name) accepted with a key on another curve")
+            } catch {
+                #expect(error.code == .jose.algorithmNotAllowed, "\(name): \(error)")
+            }
+        }
     }
 
     @Test("Ed448: RFC 8032 §7.4 byte-exact; OKP JWKs with crv Ed448; Ed448 and EdDSA names; never across curves")

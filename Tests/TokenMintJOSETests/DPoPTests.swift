@@ -62,7 +62,12 @@ struct DPoPTests {
             _ = try await verifier.verify(try proof(), method: "GET", url: Self.url, accessToken: "t", boundThumbprint: try JWK.generate(for: .ES256).thumbprint(),
                                           replay: replay)
         }
-        await Self.expect(.jose.invalidClaim) { _ = try await verifier.verify(try proof(nonce: "old"), method: "GET", url: Self.url, nonce: "new", replay: replay) }
+        await Self.expect(.jose.useDPoPNonce) { _ = try await verifier.verify(try proof(nonce: "old"), method: "GET", url: Self.url, nonce: "new", replay: replay) }
+        await Self.expect(.jose.useDPoPNonce) { _ = try await verifier.verify(try proof(), method: "GET", url: Self.url, nonce: "new", replay: replay) }
+        // Another scheme, host or port is another URL.
+        for other in ["http://api.example.com/v1/pay", "https://api2.example.com/v1/pay", "https://api.example.com:8443/v1/pay"] {
+            await Self.expect(.jose.invalidClaim) { _ = try await verifier.verify(try proof(url: other), method: "GET", url: Self.url, replay: replay) }
+        }
         let now = Int64(Date().timeIntervalSince1970)
         await Self.expect(.jose.expired) { _ = try await verifier.verify(try proof(iat: now - 600), method: "GET", url: Self.url, replay: replay) }
         await Self.expect(.jose.issuedInFuture) { _ = try await verifier.verify(try proof(iat: now + 600), method: "GET", url: Self.url, replay: replay) }
@@ -79,6 +84,29 @@ struct DPoPTests {
         swapped.additional.set("jwk", .object(try #require(try JWK.generate(for: .ES256).publicKey).jsonObject(includingPrivate: false)))
         let forged = try JWSSigner(key: key).sign(Array(claims.utf8), header: swapped)
         await Self.expect(.jose.invalidSignature) { _ = try await verifier.verify(forged, method: "GET", url: Self.url, replay: replay) }
+        // alg none and an HMAC proof with an oct jwk; a proof over the size cap; missing claims.
+        let hs = try JWK.generate(for: .HS256)
+        var octHeader = JWSHeaderFields(type: DPoP.type)
+        octHeader.additional.set("jwk", .object(hs.jsonObject(includingPrivate: false)))
+        await Self.expect(.jose.algorithmNotAllowed) {
+            _ = try await verifier.verify(try JWSSigner(key: hs).sign(Array(claims.utf8), header: octHeader), method: "GET", url: Self.url, replay: replay)
+        }
+        let none = Base64URL.encode(Array("{\"alg\":\"none\",\"typ\":\"dpop+jwt\"}".utf8)) + "." + Base64URL.encode(Array(claims.utf8)) + "."
+        await Self.expect(.jose.algorithmNotAllowed) { _ = try await verifier.verify(none, method: "GET", url: Self.url, replay: replay) }
+        var small = DPoPVerifier()
+        small.maximumBytes = 100
+        await Self.expect(.jose.tooLarge) { _ = try await small.verify(try proof(), method: "GET", url: Self.url, accessToken: "t", replay: replay) }
+        var bad = DPoPVerifier()
+        bad.maximumAge = .min
+        await Self.expect(.jose.invalidConfiguration) { _ = try await bad.verify(try proof(), method: "GET", url: Self.url, accessToken: "t", replay: replay) }
+        for missing in ["jti", "htm", "htu", "iat"] {
+            var object = try #require(JSONParser.parse(Array(claims.utf8)).objectValue)
+            object = JSONObject(object.members.filter { $0.name != missing }.map { ($0.name, $0.value) })
+            var header = JWSHeaderFields(type: DPoP.type)
+            header.additional.set("jwk", .object(try #require(key.publicKey).jsonObject(includingPrivate: false)))
+            let token = try JWSSigner(key: key).sign(JSONWriter.encode(.object(object)), header: header)
+            await Self.expect(.jose.invalidClaim) { _ = try await verifier.verify(token, method: "GET", url: Self.url, replay: replay) }
+        }
         #expect(await ledger.seen.isEmpty, "no refused proof reached the ledger")
     }
 }

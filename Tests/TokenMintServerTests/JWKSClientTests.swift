@@ -21,6 +21,8 @@ struct JWKSClientTests {
         var failing = false
         var padding = 0
         var wrongIssuer = false
+        var extraKeys: [JWK] = []
+        var delay: Duration = .zero
         var served = 0, notModified = 0
         var base = ""
 
@@ -30,13 +32,18 @@ struct JWKSClientTests {
         func set(padding: Int) { self.padding = padding }
         func set(wrongIssuer: Bool) { self.wrongIssuer = wrongIssuer }
         func set(base: String) { self.base = base }
+        func set(extraKeys: [JWK]) { self.extraKeys = extraKeys }
+        func set(delay: Duration) { self.delay = delay }
 
         var body: String {
-            let set = (try? JWKSet(keys: keys.compactMap(\.publicKey)))?.json ?? "{\"keys\":[]}"
+            // extraKeys go out as they are (an oct key with its secret, as a careless issuer might publish it).
+            let objects = keys.compactMap(\.publicKey).map { $0.jsonObject(includingPrivate: false) } + extraKeys.map { $0.jsonObject(includingPrivate: true) }
+            let set = String(decoding: JSONWriter.encode(.object(JSONObject([("keys", .array(objects.map { .object($0) }))]))), as: UTF8.self)
             return padding == 0 ? set : String(set.dropLast()) + ",\"padding\":\"" + String(repeating: "x", count: padding) + "\"}"
         }
 
-        func jwks(_ request: Request) -> Response {
+        func jwks(_ request: Request) async -> Response {
+            if delay > .zero { try? await Task.sleep(for: delay) }
             if failing { return Response(status: .internalServerError) }
             let tag = "\"\(HashFunction.sha256.hash(Array(body.utf8)).prefix(8).map { String($0) }.joined())\""
             var headers = HTTPFields()
@@ -131,6 +138,36 @@ struct JWKSClientTests {
             await issuer.set(wrongIssuer: true)
             await #expect(throws: TokenMintError.self) { _ = try await JWKSClient.discover(issuer: base, options: options) }
             #expect(throws: TokenMintError.self) { _ = try JWKSClient(url: "http://example.com/jwks") }
+            await issuer.set(wrongIssuer: false)
+
+            // A cold start under load: twenty callers at once share one fetch.
+            await issuer.set(delay: .milliseconds(150))
+            let cold = try JWKSClient(url: base + "/jwks", options: options)
+            let sizes = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<20 { group.addTask { try await cold.keySet().keys.count } }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(sizes == Array(repeating: 2, count: 20))
+            #expect(await cold.requests == 1)
+            await issuer.set(delay: .zero)
+
+            // A set of oct keys alone (mixed with public keys, JWKSet refuses it outright):
+            // the keys are dropped, and HS256 tokens are refused before any fetch.
+            let hmac = try JWK.generate(for: .HS256, keyID: "h1")
+            await issuer.set(keys: [])
+            await issuer.set(extraKeys: [hmac])
+            let careful = try JWKSClient(url: base + "/jwks", options: options)
+            #expect(try await careful.keySet().keys.isEmpty)
+            let requestsBefore = await careful.requests
+            let forged = try JWTSigner(key: hmac, keyID: "h1").sign(claimsJSON: Array("{\"iss\":\"\(base)\",\"aud\":\"api\",\"exp\":\(Int64(Date().timeIntervalSince1970) + 60)}".utf8))
+            do {
+                _ = try await careful.verify(forged, validation: validation)
+                Issue.record("an HS256 token verified with a published oct key")
+            } catch let error as TokenMintError {
+                #expect(error.code == .jose.algorithmNotAllowed)
+            }
+            #expect(await careful.requests == requestsBefore, "refused before any fetch")
+            await issuer.set(extraKeys: [])
         }
     }
 }
