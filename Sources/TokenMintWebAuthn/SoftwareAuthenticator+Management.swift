@@ -71,7 +71,7 @@ extension SoftwareAuthenticator {
         let index = SoftwareAuthenticator.rpIndex(record.rpID)
         try storeCall { tx in
             for kind in ["meta", "key", "hmac", "lbk", "count"] { try tx.remove(SoftwareAuthenticator.name(kind, credentialID)) }
-            var ids = (try tx.value(index)).flatMap { try? JSONDecoder().decode([[UInt8]].self, from: Data($0)) } ?? []
+            var ids = try SoftwareAuthenticator.residentIDs(record.rpID, in: tx)
             ids.removeAll { $0 == credentialID }
             if ids.isEmpty {
                 try tx.remove(index)
@@ -107,8 +107,12 @@ extension SoftwareAuthenticator {
 
     /// The resident credential IDs of `rpID`, oldest first.
     func residentIDs(_ rpID: String) throws(TokenMintError) -> [[UInt8]] {
-        let index = SoftwareAuthenticator.rpIndex(rpID)
-        return try storeCall { tx in (try tx.value(index)).flatMap { try? JSONDecoder().decode([[UInt8]].self, from: Data($0)) } ?? [] }
+        try storeCall { tx in try SoftwareAuthenticator.residentIDs(rpID, in: tx) }
+    }
+
+    /// The resident credential IDs of `rpID` (its index), in a transaction.
+    static func residentIDs(_ rpID: String, in tx: any StoreTransaction) throws -> [[UInt8]] {
+        (try tx.value(rpIndex(rpID))).flatMap { try? JSONDecoder().decode([[UInt8]].self, from: Data($0)) } ?? []
     }
 
     /// The RP list, in a transaction.

@@ -394,7 +394,7 @@ public actor SoftwareAuthenticator {
     /// Returns the IDs of the credentials it replaced, now deleted.
     static func addResident(_ credentialID: [UInt8], rpID: String, userID: [UInt8], cap: Int64, in tx: any StoreTransaction) throws -> [[UInt8]] {
         let index = SoftwareAuthenticator.rpIndex(rpID)
-        var ids = (try tx.value(index)).flatMap { try? JSONDecoder().decode([[UInt8]].self, from: Data($0)) } ?? []
+        var ids = try residentIDs(rpID, in: tx)
         var replaced: [[UInt8]] = []
         for id in ids {
             guard let data = try tx.value(name("meta", id)), let old = try? JSONDecoder().decode(Record.self, from: Data(data)),
@@ -424,9 +424,7 @@ public actor SoftwareAuthenticator {
         let cap = Int64(maximumResidentCredentials)
         let total = try storeCall { tx in try tx.counter(SoftwareAuthenticator.residentCountName) }
         guard total >= cap else { return }
-        let index = SoftwareAuthenticator.rpIndex(rpID)
-        let ids = try storeCall { tx in (try tx.value(index)).flatMap { try? JSONDecoder().decode([[UInt8]].self, from: Data($0)) } ?? [] }
-        for id in ids where (try? loadRecord(id))??.userID == userID { return }
+        for id in try residentIDs(rpID) where (try? loadRecord(id))??.userID == userID { return }
         throw SoftwareAuthenticator.keyStoreFull(cap)
     }
 
@@ -505,9 +503,7 @@ public actor SoftwareAuthenticator {
         // credProtect: a credential that needs UV, or an allow list without UV, is not a candidate.
         var candidates: [[UInt8]] = []
         if allowList.isEmpty {
-            let index = SoftwareAuthenticator.rpIndex(rpID)
-            let ids = try storeCall { tx in (try tx.value(index)).flatMap { try? JSONDecoder().decode([[UInt8]].self, from: Data($0)) } ?? [] }
-            for id in ids.reversed() {
+            for id in try residentIDs(rpID).reversed() {
                 if let record = try loadRecord(id), SoftwareAuthenticator.usable(record, verified: verified, discoverable: true) {
                     candidates.append(id)
                 }
