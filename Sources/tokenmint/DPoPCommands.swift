@@ -14,8 +14,8 @@ struct DPoPCommand: AsyncParsableCommand {
         @Option(help: "The algorithm (default: the key's).") var alg: Algorithm?
         @Option(help: "The request's method, e.g. POST.") var method: String
         @Option(help: "The request's URL (query and fragment are left out).") var url: String
-        @Option(help: "The access token the request carries (sets ath).") var accessToken: String?
-        @Option(help: "The server's DPoP-Nonce.") var nonce: String?
+        @Option(parsing: .unconditional, help: "The access token the request carries (sets ath).") var accessToken: String?
+        @Option(parsing: .unconditional, help: "The server's DPoP-Nonce.") var nonce: String?
 
         func run() throws {
             let jose = try alg.map { a throws -> JWSAlgorithm in
@@ -33,9 +33,9 @@ struct DPoPCommand: AsyncParsableCommand {
         @Argument(help: "The proof.") var proof: String
         @Option(help: "The request's method.") var method: String
         @Option(help: "The request's URL.") var url: String
-        @Option(help: "The access token the request carries (its ath must match).") var accessToken: String?
-        @Option(help: "The thumbprint the access token is bound to (cnf.jkt).") var jkt: String?
-        @Option(help: "The nonce the server gave.") var nonce: String?
+        @Option(parsing: .unconditional, help: "The access token the request carries (its ath must match).") var accessToken: String?
+        @Option(parsing: .unconditional, help: "The thumbprint the access token is bound to (cnf.jkt).") var jkt: String?
+        @Option(parsing: .unconditional, help: "The nonce the server gave.") var nonce: String?
         @OptionGroup var store: StoreOptions
 
         func run() async throws {

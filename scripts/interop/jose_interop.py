@@ -421,14 +421,17 @@ def check_g_dpop(alg, tmp):
     state = os.path.join(tmp, f"g-{alg}-state")
     path = os.path.join(tmp, f"g-{alg}.jwk")
     tm_ok("keygen", "--alg", alg, "--jwk", "--out", path)
-    proof = tm_ok("dpop", "proof", "--key", path, "--method", "POST", "--url", url + "?amount=5", "--access-token", "AT-1")
+    # Base64url values may start with "-": the access token and nonce here do, so the CLI must take them as values.
+    proof = tm_ok("dpop", "proof", "--key", path, "--method", "POST", "--url", url + "?amount=5",
+                  "--access-token", "-AT-1", "--nonce", "-n0nce")
     header = jf_jws.extract_compact(proof.encode()).protected
     expect(header.get("typ") == "dpop+jwt" and header.get("alg") == alg, f"header {header}")
     expect(not (PRIVATE_MEMBERS & set(header.get("jwk", {}))), "the proof's jwk carries private members")
     key = import_key(header["jwk"])
     claims = json.loads(jf_jws.deserialize_compact(proof, key, algorithms=[alg]).payload)
-    want_ath = b64url(hashlib.sha256(b"AT-1").digest())
+    want_ath = b64url(hashlib.sha256(b"-AT-1").digest())
     expect(claims.get("htm") == "POST" and claims.get("htu") == url and claims.get("ath") == want_ath
+           and claims.get("nonce") == "-n0nce"
            and isinstance(claims.get("jti"), str) and abs(claims.get("iat", 0) - time.time()) < 120, f"claims {claims}")
     # joserfc makes a proof; TokenMint checks it, binds it to joserfc's thumbprint, and takes it once.
     own = jf_generate(alg)
@@ -436,9 +439,9 @@ def check_g_dpop(alg, tmp):
     jf_header = {"typ": "dpop+jwt", "alg": alg, "jwk": own.as_dict(private=False)}
     theirs = jf_jws.serialize_compact(jf_header, json.dumps(body).encode(), own, algorithms=[alg])
     out = json.loads(tm_ok("dpop", "verify", theirs, "--method", "GET", "--url", "https://API.tokenmint.test:443/v1/pay",
-                           "--access-token", "AT-1", "--jkt", own.thumbprint(), "--store", state))
+                           "--access-token", "-AT-1", "--jkt", own.thumbprint(), "--store", state))
     expect(out.get("jkt") == own.thumbprint() and out.get("jti") == body["jti"], f"dpop verify printed {out}")
-    again = tm("dpop", "verify", theirs, "--method", "GET", "--url", url, "--access-token", "AT-1", "--store", state)
+    again = tm("dpop", "verify", theirs, "--method", "GET", "--url", url, "--access-token", "-AT-1", "--store", state)
     expect(again.returncode == 2 and "replayed" in again.stderr, f"the same jti twice: exit {again.returncode}, {tail(again)}")
     other = dict(body, jti=str(uuid.uuid4()), htm="POST")
     wrong = jf_jws.serialize_compact(jf_header, json.dumps(other).encode(), own, algorithms=[alg])
