@@ -246,3 +246,35 @@ public enum RSA {
         }
     }
 }
+
+// MARK: - Key transport (RSAES-OAEP)
+
+extension RSA.PublicKey {
+    /// Encrypts a short secret (a content key) with RSAES-OAEP (RFC 8017
+    /// §7.1), MGF1 over the same hash: SHA-1 for JOSE's RSA-OAEP, SHA-256
+    /// for RSA-OAEP-256.
+    /// - Throws: `invalidKeySize` for a modulus under 2048 bits,
+    ///   `invalidParameter` when the secret is too long for the key.
+    public func encrypt(_ secret: SecureBytes, oaepHash hash: HashFunction) throws(TokenMintError) -> [UInt8] {
+        guard keySizeInBits >= RSA.minimumSigningBits else {
+            throw TokenMintError(.crypto.invalidKeySize, "RSA-OAEP needs at least \(RSA.minimumSigningBits) bits; this key has \(keySizeInBits)")
+        }
+        guard secret.count <= keySizeInBits / 8 - 2 * hash.digestSize - 2 else {
+            throw TokenMintError(.crypto.invalidParameter, "\(secret.count) bytes are too long for RSA-OAEP-\(hash.name) with this key")
+        }
+        return try openSSLEncrypt(secret, hash: hash)
+    }
+}
+
+extension RSA.PrivateKey {
+    /// Decrypts an RSAES-OAEP ciphertext; the secret comes back in zeroing memory.
+    /// - Throws: `.crypto.decryptionFailed` for any ciphertext that does not
+    ///   decrypt, without saying why.
+    public func decrypt(_ ciphertext: some DataProtocol, oaepHash hash: HashFunction) throws(TokenMintError) -> SecureBytes {
+        let input = Array(ciphertext)
+        guard keySizeInBits >= RSA.minimumSigningBits, input.count == (keySizeInBits + 7) / 8 else {
+            throw TokenMintError(.crypto.decryptionFailed, "RSA-OAEP: the ciphertext does not decrypt")
+        }
+        return try openSSLDecrypt(input, hash: hash)
+    }
+}

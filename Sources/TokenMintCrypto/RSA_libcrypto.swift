@@ -193,3 +193,50 @@ extension RSA {
         return (dp, dq, qi)
     }
 }
+
+extension RSA {
+    /// An encryption or decryption `EVP_PKEY_CTX` with OAEP and MGF1 over `hash`.
+    static func withOAEPContext<R>(
+        _ pkey: PKey, hash: HashFunction, encrypt: Bool, _ body: (OpaquePointer) throws(TokenMintError) -> R
+    ) throws(TokenMintError) -> R {
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pkey.pointer, nil) else { throw OpenSSL.failure("EVP_PKEY_CTX_new_from_pkey") }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard (encrypt ? EVP_PKEY_encrypt_init(context) : EVP_PKEY_decrypt_init(context)) == 1,
+            EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_OAEP_PADDING) == 1,
+            EVP_PKEY_CTX_set_rsa_oaep_md_name(context, hash.openSSLName, nil) == 1,
+            EVP_PKEY_CTX_set_rsa_mgf1_md_name(context, hash.openSSLName, nil) == 1
+        else { throw OpenSSL.failure("RSA-OAEP set-up") }
+        return try body(context)
+    }
+}
+
+extension RSA.PublicKey {
+    func openSSLEncrypt(_ secret: SecureBytes, hash: HashFunction) throws(TokenMintError) -> [UInt8] {
+        try RSA.withOAEPContext(pkey, hash: hash, encrypt: true) { (context) throws(TokenMintError) in
+            var out = [UInt8](repeating: 0, count: pkey.maximumSignatureSize)
+            var length = out.count
+            let ok = secret.withUnsafeBytes { s in EVP_PKEY_encrypt(context, &out, &length, s.bytes, s.count) }
+            guard ok == 1, length == out.count else { throw OpenSSL.failure("RSA-OAEP encryption") }
+            return out
+        }
+    }
+}
+
+extension RSA.PrivateKey {
+    func openSSLDecrypt(_ ciphertext: [UInt8], hash: HashFunction) throws(TokenMintError) -> SecureBytes {
+        try RSA.withOAEPContext(pkey, hash: hash, encrypt: false) { (context) throws(TokenMintError) in
+            var count = 0
+            let whole = try SecureBytes(count: ciphertext.count) { (out) throws(TokenMintError) in
+                var length = out.count
+                guard EVP_PKEY_decrypt(context, out.bytes, &length, ciphertext, ciphertext.count) == 1 else {
+                    OpenSSL.clearErrors()
+                    throw TokenMintError(.crypto.decryptionFailed, "RSA-OAEP: the ciphertext does not decrypt")
+                }
+                count = length
+            }
+            return try whole.withUnsafeBytes { (w) throws(TokenMintError) in
+                try SecureBytes(count: count) { (o) throws(TokenMintError) in o.copyMemory(from: UnsafeRawBufferPointer(rebasing: w[..<count])) }
+            }
+        }
+    }
+}

@@ -22,6 +22,9 @@ extension TokenMintError.Code {
         public var unsupportedAlgorithm: TokenMintError.Code { .init(domain: "crypto", name: "unsupportedAlgorithm") }
         /// An argument is out of its allowed range.
         public var invalidParameter: TokenMintError.Code { .init(domain: "crypto", name: "invalidParameter") }
+        /// Authenticated decryption failed: the tag, the wrapped key's check
+        /// or the padding is wrong (which one is not said).
+        public var decryptionFailed: TokenMintError.Code { .init(domain: "crypto", name: "decryptionFailed") }
         /// libsodium or OpenSSL failed unexpectedly.
         public var libraryFailure: TokenMintError.Code { .init(domain: "crypto", name: "libraryFailure") }
     }

@@ -50,6 +50,9 @@ extension JWK {
         if let use, let ops, use == "sig", ops.contains(where: { $0 != "sign" && $0 != "verify" }) {
             throw .key("\"use\" and \"key_ops\" disagree")  // RFC 7517 §4.3
         }
+        if let use, let ops, use == "enc", ops.contains(where: { $0 == "sign" || $0 == "verify" }) {
+            throw .key("\"use\" and \"key_ops\" disagree")
+        }
         return JWKCommonMembers(kty: kty, keyType: keyType, keyID: keyID, algorithm: alg, use: use, operations: ops)
     }
 
@@ -85,9 +88,16 @@ extension JWK {
         return .secret(HMACSecret(SecureBytes(k)))
     }
 
-    /// An `OKP` key (RFC 8037): Ed25519 or Ed448; a private `d` must match `x`.
+    /// An `OKP` key (RFC 8037): Ed25519, Ed448 or X25519; a private `d` must match `x`.
     private static func okpMaterial(_ members: JWKMembers) throws(TokenMintError) -> Material {
         let crv = try members.required("crv")
+        if crv == "X25519" {
+            let publicKey = try X25519.PublicKey(rawRepresentation: try members.requiredBytes("x"))
+            guard let d = try members.bytes("d") else { return .x25519Public(publicKey) }
+            let privateKey = try X25519.PrivateKey(rawRepresentation: SecureBytes(d))
+            guard privateKey.publicKey == publicKey else { throw TokenMintError.key("OKP \"d\" does not match \"x\"") }
+            return .x25519Private(privateKey)
+        }
         if crv == "Ed448" {
             let publicKey = try Ed448.PublicKey(rawRepresentation: try members.requiredBytes("x"))
             guard let d = try members.bytes("d") else { return .ed448Public(publicKey) }
@@ -187,6 +197,8 @@ extension JWK {
             return [("crv", "Ed25519"), ("kty", "OKP"), ("x", B64.encode(k.publicKey.rawRepresentation))]
         case .ed448Public(let k): return [("crv", "Ed448"), ("kty", "OKP"), ("x", B64.encode(k.rawRepresentation))]
         case .ed448Private(let k): return [("crv", "Ed448"), ("kty", "OKP"), ("x", B64.encode(k.publicKey.rawRepresentation))]
+        case .x25519Public(let k): return [("crv", "X25519"), ("kty", "OKP"), ("x", B64.encode(k.rawRepresentation))]
+        case .x25519Private(let k): return [("crv", "X25519"), ("kty", "OKP"), ("x", B64.encode(k.publicKey.rawRepresentation))]
         case .secret(let s): return [("k", s.bytes.withUnsafeBytes { Base64URL.encode($0) }), ("kty", "oct")]
         }
     }
@@ -201,6 +213,7 @@ extension JWK {
         case .ecPrivate(let k): return (try? k.rawRepresentation).flatMap(b64).map { [("d", $0)] } ?? []
         case .ed25519Private(let k): return b64(k.rawRepresentation).map { [("d", $0)] } ?? []
         case .ed448Private(let k): return b64(try? k.rawRepresentation).map { [("d", $0)] } ?? []
+        case .x25519Private(let k): return b64(try? k.rawRepresentation).map { [("d", $0)] } ?? []
         default: return []
         }
     }
@@ -256,6 +269,7 @@ extension JWK {
         case .ed25519Private(let k): result = Result { () throws(TokenMintError) in try k.pemRepresentation }
         case .ed448Public(let k): result = Result { () throws(TokenMintError) in try k.pemRepresentation }
         case .ed448Private(let k): result = Result { () throws(TokenMintError) in try k.pemRepresentation }
+        case .x25519Public, .x25519Private: throw .key("X25519 JWKs are not written as PEM here")
         case .secret: throw .key("an oct key has no PEM form")
         }
         do throws(TokenMintError) { return try result.get() } catch {

@@ -20,6 +20,8 @@ extension JWK {
                 return try key.signature(for: input)
             case .rsaPublic, .ecPublic, .ed25519Public, .ed448Public:
                 throw TokenMintError(.crypto.invalidKey, "a public key cannot sign")
+            case .x25519Public, .x25519Private:
+                throw TokenMintError(.crypto.invalidKey, "an X25519 key agrees on keys, it does not sign")
             }
         } catch {
             throw TokenMintError(.jose.signingFailed, "\(algorithm) signing failed: \(error.reason)", underlying: error)
@@ -56,6 +58,8 @@ extension JWK {
             return key.isValidSignature(signature, for: input)
         case .ed448Private(let key):
             return key.publicKey.isValidSignature(signature, for: input)
+        case .x25519Public, .x25519Private:
+            return false
         }
     }
 }

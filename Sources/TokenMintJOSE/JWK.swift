@@ -1,8 +1,8 @@
 public import TokenMintCore
 public import TokenMintCrypto
 
-/// A JSON Web Key (RFC 7517, RFC 7518 §6, RFC 8037): RSA, EC (P-256/384/521),
-/// OKP (Ed25519) and `oct` keys, private or public.
+/// A JSON Web Key (RFC 7517, RFC 7518 §6, RFC 8037): RSA, EC (P-256/384/521,
+/// secp256k1), OKP (Ed25519, Ed448 and X25519) and `oct` keys, private or public.
 ///
 /// Parsing is strict: canonical base64url, exact coordinate lengths, points
 /// on the curve, private halves that match their public halves, RSA moduli of
@@ -15,7 +15,7 @@ public struct JWK: Sendable, CustomStringConvertible {
         case rsa = "RSA"
         /// Elliptic curve (RFC 7518 §6.2).
         case ec = "EC"
-        /// Octet key pair (RFC 8037): Ed25519.
+        /// Octet key pair (RFC 8037): Ed25519, Ed448, X25519.
         case okp = "OKP"
         /// Symmetric key (RFC 7518 §6.4).
         case oct = "oct"
@@ -27,6 +27,10 @@ public struct JWK: Sendable, CustomStringConvertible {
         case sign
         /// Check them.
         case verify
+        /// Encrypt content, or agree on or wrap a content key (JWE).
+        case encrypt
+        /// Decrypt content, or unwrap a content key (JWE).
+        case decrypt
     }
 
     enum Material: Sendable {
@@ -38,6 +42,8 @@ public struct JWK: Sendable, CustomStringConvertible {
         case ed25519Private(Ed25519.PrivateKey)
         case ed448Public(Ed448.PublicKey)
         case ed448Private(Ed448.PrivateKey)
+        case x25519Public(X25519.PublicKey)
+        case x25519Private(X25519.PrivateKey)
         case secret(HMACSecret)
     }
 
@@ -79,7 +85,7 @@ public struct JWK: Sendable, CustomStringConvertible {
     /// Whether the key holds private (or secret) material.
     public var isPrivate: Bool {
         switch material {
-        case .rsaPrivate, .ecPrivate, .ed25519Private, .ed448Private, .secret: true
+        case .rsaPrivate, .ecPrivate, .ed25519Private, .ed448Private, .x25519Private, .secret: true
         default: false
         }
     }
@@ -91,6 +97,7 @@ public struct JWK: Sendable, CustomStringConvertible {
         case .ecPrivate(let k): k.curve.name
         case .ed25519Public, .ed25519Private: "Ed25519"
         case .ed448Public, .ed448Private: "Ed448"
+        case .x25519Public, .x25519Private: "X25519"
         default: nil
         }
     }
@@ -106,7 +113,7 @@ public struct JWK: Sendable, CustomStringConvertible {
         switch material {
         case .rsaPublic, .rsaPrivate: keyType = .rsa
         case .ecPublic, .ecPrivate: keyType = .ec
-        case .ed25519Public, .ed25519Private, .ed448Public, .ed448Private: keyType = .okp
+        case .ed25519Public, .ed25519Private, .ed448Public, .ed448Private, .x25519Public, .x25519Private: keyType = .okp
         case .secret: keyType = .oct
         }
         self.keyID = keyID
@@ -124,6 +131,14 @@ public struct JWK: Sendable, CustomStringConvertible {
     /// An Ed25519 public JWK.
     public init(_ key: Ed25519.PublicKey, keyID: String? = nil, algorithm: JWSAlgorithm? = .EdDSA) {
         self.init(material: .ed25519Public(key), keyID: keyID, algorithm: algorithm?.rawValue)
+    }
+    /// An X25519 private JWK (RFC 8037), for ECDH-ES.
+    public init(_ key: X25519.PrivateKey, keyID: String? = nil, algorithm: JWEAlgorithm? = nil) {
+        self.init(material: .x25519Private(key), keyID: keyID, algorithm: algorithm?.rawValue, use: "enc")
+    }
+    /// An X25519 public JWK.
+    public init(_ key: X25519.PublicKey, keyID: String? = nil, algorithm: JWEAlgorithm? = nil) {
+        self.init(material: .x25519Public(key), keyID: keyID, algorithm: algorithm?.rawValue, use: "enc")
     }
     /// An Ed448 private JWK (RFC 8037).
     public init(_ key: Ed448.PrivateKey, keyID: String? = nil, algorithm: JWSAlgorithm? = .Ed448) {
@@ -199,13 +214,14 @@ public struct JWK: Sendable, CustomStringConvertible {
     /// The public half (same `kid`, `alg`, `use`; `key_ops` limited to "verify"),
     /// or nil for an `oct` key, which has none.
     public var publicKey: JWK? {
-        let ops = keyOperations.map { $0.filter { $0 == "verify" } }
+        let ops = keyOperations.map { $0.filter { $0 == "verify" || $0 == "encrypt" || $0 == "wrapKey" } }
         let material: Material
         switch self.material {
         case .rsaPrivate(let k): material = .rsaPublic(k.publicKey)
         case .ecPrivate(let k): material = .ecPublic(k.publicKey)
         case .ed25519Private(let k): material = .ed25519Public(k.publicKey)
         case .ed448Private(let k): material = .ed448Public(k.publicKey)
+        case .x25519Private(let k): material = .x25519Public(k.publicKey)
         case .secret: return nil
         default: return self
         }
@@ -230,6 +246,7 @@ public struct JWK: Sendable, CustomStringConvertible {
         switch material {
         case .ecPublic(let k) where k.curve != algorithm.curve: throw refuse("wrong curve \(k.curve)")
         case .ecPrivate(let k) where k.curve != algorithm.curve: throw refuse("wrong curve \(k.curve)")
+        case .x25519Public, .x25519Private: throw refuse("an X25519 key agrees on keys, it does not sign")
         case .ed25519Public, .ed25519Private: if algorithm == .Ed448 { throw refuse("Ed448 needs an Ed448 key") }
         case .ed448Public, .ed448Private: if algorithm == .Ed25519 { throw refuse("Ed25519 needs an Ed25519 key") }
         case .rsaPublic(let k) where k.keySizeInBits < RSA.minimumSigningBits:

@@ -59,6 +59,9 @@ extension TokenMintError.Code {
         public var useDPoPNonce: TokenMintError.Code { .init(domain: "jose", name: "useDPoPNonce") }
         /// A single-use token (a DPoP proof's jti) was presented again.
         public var replayed: TokenMintError.Code { .init(domain: "jose", name: "replayed") }
+        /// A JWE does not decrypt: the content key does not unwrap or the tag
+        /// does not verify (which one is not said, RFC 7516 §11.5).
+        public var decryptionFailed: TokenMintError.Code { .init(domain: "jose", name: "decryptionFailed") }
         /// A signing operation failed in the crypto core.
         public var signingFailed: TokenMintError.Code { .init(domain: "jose", name: "signingFailed") }
         /// The verifier's own settings are out of range (a leeway outside

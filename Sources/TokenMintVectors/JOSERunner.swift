@@ -134,3 +134,84 @@ enum JOSEKnownAnswers {
         }
     }
 }
+
+/// Runners for Wycheproof's `json_web_encryption_schema_v1` (JWE only) and
+/// `json_web_crypto_schema_v1` (JWS and JWE, keys or key sets): each JWE is
+/// decrypted with the group's private key, and a valid one must give the
+/// test's plaintext.
+enum JWERunner {
+    /// Cases whose expected result TokenMint does not produce on purpose (see Vectors/README.md).
+    static let documentedExceptions: [Int: String] = Dictionary(uniqueKeysWithValues:
+        [100, 101, 102, 103, 104, 105, 112, 128].map { ($0, "RSA1_5 key transport is refused on purpose (padding oracles, RFC 8725 §3.4)") }
+        + [(135, "zip DEF: TokenMint does not decompress JWE content (RFC 8725 §3.6)"), (22, jsonSerialization)])
+    /// The crypto file's cases TokenMint decides otherwise.
+    static let cryptoExceptions: [Int: String] = [66: jsonSerialization]
+    static let jsonSerialization = "a valid JWE in the JSON serialization (RFC 7516 §7.2), marked invalid for compact-only libraries; TokenMint reads both"
+
+    static func run(_ data: Data, crypto: Bool, into report: inout VectorReport) throws {
+        var limits = JSONParser.Limits()
+        limits.maximumBytes = 16 << 20
+        limits.maximumDepth = 16
+        guard let root = try JSONParser.parse(Array(data), limits: limits).objectValue else {
+            throw TokenMintError(.vectors.invalidFile, "not a JSON object")
+        }
+        for group in root["testGroups"]?.arrayValue ?? [] {
+            guard let group = group.objectValue else { throw TokenMintError(.vectors.invalidFile, "malformed group") }
+            let keys = privateKeys(group["private"])
+            for test in group["tests"]?.arrayValue ?? [] {
+                guard let t = test.objectValue, let id = t["tcId"]?.int64Value, let expected = t["result"]?.stringValue else {
+                    throw TokenMintError(.vectors.invalidFile, "malformed test")
+                }
+                let comment = t["comment"]?.stringValue ?? ""
+                var accepted = false
+                if let jwe = t["jwe"] {
+                    let text = jwe.stringValue ?? String(decoding: JSONWriter.encode(jwe), as: UTF8.self)
+                    let plaintext = decrypt(text, keys: keys)
+                    if let plaintext, let pt = t["pt"]?.stringValue {
+                        accepted = (try? Hex.decode(pt)) == plaintext
+                    } else {
+                        accepted = plaintext != nil
+                    }
+                } else if crypto, let jws = t["jws"] {
+                    accepted = verify(jws, group: group)
+                } else {
+                    throw TokenMintError(.vectors.invalidFile, "tcId \(id) has neither jwe nor jws")
+                }
+                report.record(Int(id), expected: expected, accepted: accepted, comment: comment,
+                              exception: (crypto ? cryptoExceptions : documentedExceptions)[Int(id)])
+            }
+        }
+    }
+
+    /// The group's private key, or each key of its key set.
+    private static func privateKeys(_ value: JSONValue?) -> [JWK] {
+        guard let object = value?.objectValue else { return [] }
+        if let set = object["keys"]?.arrayValue { return set.compactMap { $0.objectValue.flatMap { try? JWK(object: $0) } } }
+        return (try? JWK(object: object)).map { [$0] } ?? []
+    }
+
+    /// The plaintext, when one of the keys (the one whose `kid` the header names, if any) decrypts `text`.
+    private static func decrypt(_ text: String, keys: [JWK]) -> [UInt8]? {
+        guard let jwe = try? JWE(parsing: text) else { return nil }
+        let kid = jwe.protectedHeader["kid"]?.stringValue
+        for key in keys where kid == nil || key.keyID == nil || key.keyID == kid {
+            if let opened = try? jwe.decrypt(using: key) { return opened.plaintext.unsafeCopy }
+        }
+        return nil
+    }
+
+    /// A JWS case of the crypto file: verified with the group's key or key set.
+    private static func verify(_ jws: JSONValue, group: JSONObject) -> Bool {
+        guard let text = jws.stringValue else { return false }  // JSON-serialized JWS cases are all invalid
+        let keyValue = group["public"] ?? group["private"]
+        guard let object = keyValue?.objectValue else { return false }
+        let keyText = String(decoding: JSONWriter.encode(.object(object)), as: UTF8.self)
+        let verifier: JWSVerifier?
+        if object["keys"] != nil {
+            verifier = (try? JWKSet(json: keyText)).map { JWSVerifier(keys: $0) }
+        } else {
+            verifier = (try? JWK(json: keyText)).flatMap { try? JWSVerifier(key: $0) }
+        }
+        return (try? verifier?.verify(compact: text)) != nil
+    }
+}

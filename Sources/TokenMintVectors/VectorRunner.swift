@@ -11,7 +11,8 @@ public enum VectorRunner {
     public static let schemas: [String] = [
         "ecdsa_verify_schema_v1", "ecdsa_p1363_verify_schema_v1", "eddsa_verify_schema_v1",
         "rsassa_pkcs1_verify_schema_v1", "rsassa_pss_verify_schema_v1", "mac_test_schema_v1",
-        "json_web_signature_schema_v1", "json_web_key_schema_v1", "tokenmint_kat_v1", "tokenmint_jose_kat_v1", "tokenmint_aztec_golden_v1",
+        "json_web_signature_schema_v1", "json_web_key_schema_v1",
+        "json_web_encryption_schema_v1", "json_web_crypto_schema_v1", "tokenmint_kat_v1", "tokenmint_jose_kat_v1", "tokenmint_aztec_golden_v1",
     ]
 
     /// Runs the file at `path`.
@@ -45,6 +46,8 @@ public enum VectorRunner {
             case "mac_test_schema_v1": try mac(data, algorithm: header.algorithm ?? "", into: &report)
             case "json_web_signature_schema_v1": try JOSERunner.run(data, keySet: false, into: &report)
             case "json_web_key_schema_v1": try JOSERunner.run(data, keySet: true, into: &report)
+            case "json_web_encryption_schema_v1": try JWERunner.run(data, crypto: false, into: &report)
+            case "json_web_crypto_schema_v1": try JWERunner.run(data, crypto: true, into: &report)
             case "tokenmint_jose_kat_v1": try JOSEKnownAnswers.run(data, into: &report)
             case "tokenmint_aztec_golden_v1": try AztecGoldenRunner.run(data, into: &report)
             case "tokenmint_kat_v1": try KnownAnswers.run(data, algorithm: header.algorithm ?? "", into: &report)
