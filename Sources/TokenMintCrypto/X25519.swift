@@ -38,7 +38,10 @@ public enum X25519 {
         /// - Throws: `invalidKey` when the peer's key is of small order (the
         ///   shared secret would be all zeros, RFC 7748 §6.1).
         public func sharedSecret(with publicKey: PublicKey) throws(TokenMintError) -> SecureBytes {
-            try ECDH.derive(pkey, publicKey.pkey, count: 32)
+            do throws(TokenMintError) { return try ECDH.derive(pkey, publicKey.pkey, count: 32) } catch {
+                // OpenSSL refuses an all-zero result: the peer's key is of small order.
+                throw TokenMintError(.crypto.invalidKey, "X25519: the peer's key gives no shared secret (small order)", underlying: error)
+            }
         }
     }
 

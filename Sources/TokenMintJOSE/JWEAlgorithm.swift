@@ -140,7 +140,7 @@ extension JWK {
         func refuse(_ why: String) -> TokenMintError { TokenMintError(.jose.algorithmNotAllowed, "\(algorithm) refused by \(description): \(why)") }
         guard operation == .encrypt || operation == .decrypt else { throw refuse("JWE keys encrypt or decrypt") }
         let typeFits = algorithm.keyType == keyType || (algorithm.isKeyAgreement && curveName == "X25519")
-        guard typeFits else { throw refuse("\(algorithm) needs a \(algorithm.keyType.rawValue) key") }
+        guard typeFits else { throw refuse("\(algorithm) needs an \(algorithm.keyType.rawValue) key\(algorithm.isKeyAgreement ? " or an X25519 key" : "")") }
         if let name = algorithmName, name != algorithm.rawValue { throw refuse("the key is for \(name)") }
         if let use, use != "enc" { throw refuse("the key's use is \"\(use)\"") }
         if let ops = keyOperations {

@@ -97,14 +97,18 @@ enum JWEKeyManagement {
             throw TokenMintError(.jose.invalidHeader, "\"epk\" is not a valid public key: \(error.reason)", underlying: error)
         }
         let secret: SecureBytes
-        switch (key.material, epk.material) {
-        case (.ecPrivate(let own), .ecPublic(let peer)):
-            guard own.curve == peer.curve else { throw .header("\"epk\" is on \(peer.curve.name), the key on \(own.curve.name)") }
-            secret = try ECDH.sharedSecret(own, peer)
-        case (.x25519Private(let own), .x25519Public(let peer)):
-            secret = try own.sharedSecret(with: peer)
-        default:
-            throw .header("\"epk\" (\(epk.keyType.rawValue) \(epk.curveName ?? "")) does not match the key's type and curve")
+        do throws(TokenMintError) {
+            switch (key.material, epk.material) {
+            case (.ecPrivate(let own), .ecPublic(let peer)):
+                guard own.curve == peer.curve else { throw .header("\"epk\" is on \(peer.curve.name), the key on \(own.curve.name)") }
+                secret = try ECDH.sharedSecret(own, peer)
+            case (.x25519Private(let own), .x25519Public(let peer)):
+                secret = try own.sharedSecret(with: peer)
+            default:
+                throw .header("\"epk\" (\(epk.keyType.rawValue) \(epk.curveName ?? "")) does not match the key's type and curve")
+            }
+        } catch {
+            throw TokenMintError.wrap(error, as: .jose.invalidHeader, "\"epk\": \(error.reason)")
         }
         return try deriveKey(secret, algorithm: algorithm, encryption: encryption, header: header)
     }

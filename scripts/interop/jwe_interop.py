@@ -32,7 +32,8 @@ import time
 import uuid
 import warnings
 
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa, x25519
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from joserfc import jwe as jf_jwe
 from joserfc import jwt as jf_jwt
@@ -205,6 +206,12 @@ def tm_decrypt(tmp, key, token, algs=(), encs=(), via_file=False):
 def expect_decrypts(what, p, plaintext):
     expect(p.returncode == 0, f"{what}: exit {p.returncode}, want 0 ({tail(p)})")
     expect_plaintext(f"{what}: tokenmint", p.stdout, plaintext)
+
+
+def expect_control(what, p, plaintext):
+    """A refusal means something only if TokenMint reads the good version: the
+    refusal checks below first have it decrypt (or encrypt) one."""
+    expect_decrypts(f"control: {what}", p, plaintext)
 
 
 def expect_refuses(what, p):
@@ -411,7 +418,8 @@ def check_a(i, case, pool, tmp):
     parts = token.split(".")
     expect(len(parts) == 5, f"jwe encrypt output is not a compact JWE: {token[:80]!r}")
     header = compact_header(token)
-    check_header(header, alg, enc, crv, kid=kid, cty=cty)
+    # without --kid, the key's kid (if it has one) names it
+    check_header(header, alg, enc, crv, kid=kid if kid is not None else jwk.get("kid"), cty=cty)
     check_sizes(alg, enc, b64d(parts[1]), b64d(parts[2]), b64d(parts[4]))
     jf_header, got = jf_decrypt(token, jwk, alg, enc)
     expect_plaintext("joserfc", got, plaintext)
@@ -544,12 +552,13 @@ def check_c_py(lib, shape, layout, case, pool, tmp):
 
 
 def check_c_two_recipients(lib, pool, tmp):
-    """A general JWE for two recipients (another oct key first, ours second):
-    TokenMint decrypts with its key, whichever the entry."""
+    """A general JWE for two recipients (another oct key first, ours second,
+    each named by its key's kid): TokenMint decrypts with its key."""
     other, _, _ = pool.get(("oct", 16), lib)
     jwk, priv_path, _ = pool.get("RSA", lib)
     plaintext = PLAINTEXTS[0]
-    recipients = [({"alg": "A128KW", "kid": "someone-else"}, other), ({"alg": "RSA-OAEP-256", "kid": "us"}, jwk)]
+    recipients = [({"alg": "A128KW", "kid": "someone-else"}, other),
+                  ({"alg": "RSA-OAEP-256", "kid": jwk.get("kid", "us")}, jwk)]
     text = py_json(lib, "general", recipients, {"enc": "A128CBC-HS256"}, None, None, plaintext)
     expect(len(json.loads(text)["recipients"]) == 2, f"{lib} made no two recipients")
     expect_decrypts(f"{lib} general JSON, two recipients", tm_decrypt(tmp, priv_path, text), plaintext)
@@ -641,26 +650,27 @@ def check_e_tamper(what, alg, enc, crv, pool, tmp):
     token = jc_encrypt({"alg": alg, "enc": enc}, plaintext, jwk)
     expect_decrypts("control: the JWE as made", tm_decrypt(tmp, priv_path, token), plaintext)
     parts = token.split(".")
-    if what == "tag":
+    if what == "tag changed":
         bad = replace_part(token, 4, flip_char(parts[4]))
-    elif what == "truncated tag":
+    elif what == "tag cut to 8 bytes":
         bad = replace_part(token, 4, b64url(b64d(parts[4])[:8]))
-    elif what == "ciphertext":
+    elif what == "ciphertext changed":
         bad = replace_part(token, 3, flip_char(parts[3]))
-    elif what == "encrypted key":
+    elif what == "encrypted key changed":
         bad = replace_part(token, 1, flip_char(parts[1]))
-    elif what == "iv":
+    elif what == "iv changed":
         bad = replace_part(token, 2, flip_char(parts[2]))
     else:  # the protected header: same alg and enc, one member more, so only the AAD differs
         bad = replace_part(token, 0, b64url_json(compact_header(token) | {"kid": "inserted"}))
-    expect_refuses(f"{alg}/{enc}, {what} changed", tm_decrypt(tmp, priv_path, bad))
+    expect_refuses(f"{alg}/{enc}, {what}", tm_decrypt(tmp, priv_path, bad))
 
 
 def check_e_wrong_key(spec, alg, enc, pool, tmp):
     """Encrypted by joserfc to one key, decrypted by TokenMint with another of the same kind."""
-    jwk, _, _ = pool.get(spec, "joserfc")
+    jwk, path, _ = pool.get(spec, "joserfc")
     _, other_path, _ = pool.get(spec, "jwcrypto")
     token = jf_encrypt({"alg": alg, "enc": enc}, PLAINTEXTS[0], jwk)
+    expect_control("the right key", tm_decrypt(tmp, path, token), PLAINTEXTS[0])
     expect_refuses(f"{alg} JWE, another {spec} key", tm_decrypt(tmp, other_path, token))
 
 
@@ -689,7 +699,7 @@ def check_e_invalid_curve(tmp):
                          plaintext)
     _, got = jf_decrypt(honest, jwk, "ECDH-ES", "A128GCM")  # the construction is right…
     expect_plaintext("joserfc, control", got, plaintext)
-    expect_decrypts("control: honest epk", tm_decrypt(tmp, path, honest), plaintext)  # …and TokenMint reads it
+    expect_control("honest epk", tm_decrypt(tmp, path, honest), plaintext)  # …and TokenMint reads it
     p = 2**256 - 2**224 + 2**192 + 2**96 - 1
     b = 0x5AC635D8AA3A93E7B3EBBD55769886BC651D06B0CC53B0F63BCE3C3E27D2604B
     x = int.from_bytes(os.urandom(32), "big") % p
@@ -710,6 +720,10 @@ def check_e_cross_curve(tmp):
     jwk = ec_public_jwk("P-256", nums.public_numbers.x, nums.public_numbers.y)
     jwk["d"] = b64url(nums.private_value.to_bytes(32, "big"))
     path = write_json(os.path.join(tmp, f"e-cross-{next(_names)}.jwk"), jwk)
+    honest = ec.generate_private_key(ec.SECP256R1())
+    e = honest.public_key().public_numbers()
+    good = ecdh_es_jwe(ec_public_jwk("P-256", e.x, e.y), honest.exchange(ec.ECDH(), key.public_key()), b"probe")
+    expect_control("an honest P-256 epk", tm_decrypt(tmp, path, good), b"probe")
     eph = ec.generate_private_key(ec.SECP384R1())
     z = ec.derive_private_key(nums.private_value, ec.SECP384R1()).exchange(ec.ECDH(), eph.public_key())
     e = eph.public_key().public_numbers()
@@ -720,7 +734,12 @@ def check_e_cross_curve(tmp):
 def check_e_x25519_small_order(pool, tmp):
     """ECDH-ES, X25519 key, epk u = 0 (small order): the shared secret is all
     zero whatever the key, so this JWE decrypts where that is not refused."""
-    _, path, _ = pool.get("X25519")
+    jwk, path, _ = pool.get("X25519")
+    eph = x25519.X25519PrivateKey.generate()
+    raw = eph.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    z = eph.exchange(x25519.X25519PublicKey.from_public_bytes(b64d(jwk["x"])))
+    good = ecdh_es_jwe({"kty": "OKP", "crv": "X25519", "x": b64url(raw)}, z, b"probe")
+    expect_control("an honest X25519 epk, same construction", tm_decrypt(tmp, path, good), b"probe")
     bad = ecdh_es_jwe({"kty": "OKP", "crv": "X25519", "x": b64url(bytes(32))}, bytes(32), b"small-order probe")
     expect_refuses("X25519 epk of small order", tm_decrypt(tmp, path, bad))
 
@@ -730,6 +749,8 @@ def check_e_key_length(alg, enc, have, give, tmp):
     GIVE bytes (a longer key starts with the right one, so truncating would work)."""
     k = os.urandom(max(have, give))
     token = jf_encrypt({"alg": alg, "enc": enc}, PLAINTEXTS[0], {"kty": "oct", "k": b64url(k[:have])})
+    right = write_json(os.path.join(tmp, f"e-len-{next(_names)}.jwk"), {"kty": "oct", "k": b64url(k[:have])})
+    expect_control(f"the {have}-byte key", tm_decrypt(tmp, right, token), PLAINTEXTS[0])
     path = write_json(os.path.join(tmp, f"e-len-{next(_names)}.jwk"), {"kty": "oct", "k": b64url(k[:give])})
     expect_refuses(f"{alg}/{enc} JWE, {give}-byte oct key", tm_decrypt(tmp, path, token))
 
@@ -739,7 +760,7 @@ def check_e_key_meant_for(jwk_extra, alg, enc, spec, pool, tmp):
     an "alg" of another kind): refused. Control: the same key without the member."""
     jwk, priv_path, _ = pool.get(spec)
     token = jf_encrypt({"alg": alg, "enc": enc}, PLAINTEXTS[0], jwk)
-    expect_decrypts("control: plain key", tm_decrypt(tmp, priv_path, token), PLAINTEXTS[0])
+    expect_control("the key without that member", tm_decrypt(tmp, priv_path, token), PLAINTEXTS[0])
     path = write_json(os.path.join(tmp, f"e-meant-{next(_names)}.jwk"), jwk | jwk_extra)
     expect_refuses(f"{alg} JWE, key with {jwk_extra}", tm_decrypt(tmp, path, token))
 
@@ -764,6 +785,8 @@ def check_e_rsa1_5(pool, tmp):
     token = jf_encrypt({"alg": "RSA1_5", "enc": "A128GCM"}, PLAINTEXTS[0], jwk)
     _, got = jc_decrypt(token, jwk, "RSA1_5", "A128GCM")  # a genuine RSA1_5 JWE
     expect_plaintext("jwcrypto, control", got, PLAINTEXTS[0])
+    good = jf_encrypt({"alg": "RSA-OAEP", "enc": "A128GCM"}, PLAINTEXTS[0], jwk)
+    expect_control("RSA-OAEP with the same key", tm_decrypt(tmp, priv_path, good), PLAINTEXTS[0])
     expect_refuses("RSA1_5 JWE", tm_decrypt(tmp, priv_path, token))
     expect_refuses("RSA1_5 JWE, --alg RSA1_5", tm_decrypt(tmp, priv_path, token, ["RSA1_5"]))
     expect_refuses("jwe encrypt --alg RSA1_5", tm("jwe", "encrypt", "--key", pub_path, "--alg", "RSA1_5",
@@ -772,8 +795,10 @@ def check_e_rsa1_5(pool, tmp):
 
 def check_e_none(pool, tmp):
     """alg "none" (any spelling), with an oct key and with an RSA key."""
-    _, oct_path, _ = pool.get(("oct", 16))
+    oct_jwk, oct_path, _ = pool.get(("oct", 16))
     _, rsa_path, _ = pool.get("RSA")
+    good = jf_encrypt({"alg": "A128KW", "enc": "A128GCM"}, PLAINTEXTS[0], oct_jwk)
+    expect_control("A128KW with the oct key", tm_decrypt(tmp, oct_path, good), PLAINTEXTS[0])
     for spelling in ("none", "None", "NONE"):
         header = b64url_json({"alg": spelling, "enc": "A128GCM"})
         for body in (f"{header}..{b64url(os.urandom(12))}.{b64url(b'hello')}.",
@@ -791,6 +816,8 @@ def check_e_zip(pool, tmp):
     token = jf_encrypt({"alg": "A128KW", "enc": "A128GCM", "zip": "DEF"}, plaintext, jwk, extra_algs=["DEF"])
     _, got = jc_decrypt(token, jwk, "A128KW", "A128GCM")
     expect_plaintext("jwcrypto, control", got, plaintext)
+    good = jf_encrypt({"alg": "A128KW", "enc": "A128GCM"}, plaintext, jwk)
+    expect_control("the same without zip", tm_decrypt(tmp, priv_path, good), plaintext)
     expect_refuses("zip DEF", tm_decrypt(tmp, priv_path, token))
 
 
@@ -801,16 +828,19 @@ def check_e_crit(pool, tmp):
     token = hand_jwe(header, b64d(jwk["k"]), PLAINTEXTS[0])
     expect_refuses("crit [\"exp-x\"]", tm_decrypt(tmp, priv_path, token))
     control = hand_jwe({"alg": "dir", "enc": "A128GCM"}, b64d(jwk["k"]), PLAINTEXTS[0])
-    expect_decrypts("control: the same by hand without crit", tm_decrypt(tmp, priv_path, control), PLAINTEXTS[0])
+    expect_control("the same by hand without crit", tm_decrypt(tmp, priv_path, control), PLAINTEXTS[0])
 
 
-def check_e_rsa_small(tmp):
+def check_e_rsa_small(pool, tmp):
     """An RSA key under 2048 bits: refused for decrypting and for encrypting to."""
     # joserfc will neither make nor use such a key; jwcrypto takes one from cryptography
     jwk = jc_jwk.JWK.from_pyca(rsa.generate_private_key(65537, 1024)).export(private_key=True, as_dict=True)
     path = write_json(os.path.join(tmp, "e-rsa1024.jwk"), jwk)
     pub = write_json(os.path.join(tmp, "e-rsa1024.pub.jwk"), public_jwk(jwk))
     token = jc_encrypt({"alg": "RSA-OAEP", "enc": "A128GCM"}, PLAINTEXTS[0], jwk)
+    big, big_path, big_pub = pool.get("RSA", "jwcrypto")
+    good = tm_encrypt(tmp, big_pub, "RSA-OAEP", "A128GCM", PLAINTEXTS[0])
+    expect_control("a 2048-bit key, encrypt and decrypt", tm_decrypt(tmp, big_path, good), PLAINTEXTS[0])
     expect_refuses("RSA-OAEP JWE, 1024-bit key", tm_decrypt(tmp, path, token))
     expect_refuses("jwe encrypt to a 1024-bit key", tm("jwe", "encrypt", "--key", pub, "--alg", "RSA-OAEP",
                                                        "--enc", "A128GCM", stdin=b"x"))
@@ -823,7 +853,10 @@ def check_e_encrypt(pool, tmp):
     _, _, rsa_pub = pool.get("RSA")
     _, _, p256_pub = pool.get("P-256")
     _, oct16, _ = pool.get(("oct", 16))
-    _, oct32, _ = pool.get(("oct", 32))
+    oct32_jwk, oct32, _ = pool.get(("oct", 32))
+    good = tm_encrypt(tmp, oct32, "A256KW", "A128GCM", b"x")
+    _, got = jf_decrypt(good, oct32_jwk, "A256KW", "A128GCM")
+    expect_plaintext("control: joserfc", got, b"x")
     refuses("ECDH-ES to an RSA key", rsa_pub, "ECDH-ES", "A128GCM")
     refuses("RSA-OAEP to an EC key", p256_pub, "RSA-OAEP", "A128GCM")
     refuses("A128KW with an EC key", p256_pub, "A128KW", "A128GCM")
@@ -845,7 +878,9 @@ def check_e_encrypt(pool, tmp):
 
 def check_e_garbage(pool, tmp):
     """Input that is no JWE at all."""
-    _, path, _ = pool.get(("oct", 16))
+    jwk, path, _ = pool.get(("oct", 16))
+    good = jf_encrypt({"alg": "A128KW", "enc": "A128GCM"}, PLAINTEXTS[0], jwk)
+    expect_control("a JWE", tm_decrypt(tmp, path, good), PLAINTEXTS[0])
     for what, data in [("empty input", b""), ("a JWS", b"eyJhbGciOiJIUzI1NiJ9.e30.c2ln"),
                        ("four parts", b"a.b.c.d"), ("six parts", b"a.b.c.d.e.f"),
                        ("not base64url", b"!!.??.**.&&.%%"), ("JSON without ciphertext", b'{"protected":"e30"}'),
@@ -892,11 +927,12 @@ def main():
         checks.group("D joserfc sign + encrypt -> tokenmint jwe decrypt + jwt verify", check_d_joserfc, pool, tmp)
         checks.group("D jwcrypto sign + encrypt -> tokenmint jwe decrypt + jwt verify", check_d_jwcrypto, pool, tmp)
         print("# E: refusals (exit 2, no plaintext)")
-        for what in ("tag", "truncated tag", "ciphertext", "iv", "protected header"):
+        for what in ("tag changed", "tag cut to 8 bytes", "ciphertext changed", "iv changed",
+                     "protected header changed"):
             for alg, enc, crv in (("A128KW", "A128GCM", None), ("dir", "A128CBC-HS256", None),
                                   ("ECDH-ES", "A256GCM", "P-256")):
-                checks.group(f"E {what} changed, {alg} {enc}", check_e_tamper, what, alg, enc, crv, pool, tmp)
-        checks.group("E encrypted key changed, RSA-OAEP", check_e_tamper, "encrypted key", "RSA-OAEP",
+                checks.group(f"E {what}, {alg} {enc}", check_e_tamper, what, alg, enc, crv, pool, tmp)
+        checks.group("E encrypted key changed, RSA-OAEP", check_e_tamper, "encrypted key changed", "RSA-OAEP",
                      "A256GCM", None, pool, tmp)
         for spec, alg, enc in (("RSA", "RSA-OAEP-256", "A128GCM"), ("P-256", "ECDH-ES", "A128GCM"),
                                ("X25519", "ECDH-ES+A128KW", "A256GCM"), (("oct", 16), "A128KW", "A128GCM"),
@@ -920,7 +956,7 @@ def main():
         checks.group('E alg "none"', check_e_none, pool, tmp)
         checks.group('E zip "DEF"', check_e_zip, pool, tmp)
         checks.group("E unknown crit extension", check_e_crit, pool, tmp)
-        checks.group("E RSA key under 2048 bits", check_e_rsa_small, tmp)
+        checks.group("E RSA key under 2048 bits", check_e_rsa_small, pool, tmp)
         checks.group("E jwe encrypt refuses keys that do not fit", check_e_encrypt, pool, tmp)
         checks.group("E input that is no JWE", check_e_garbage, pool, tmp)
 
