@@ -17,7 +17,7 @@ struct TokenMintCommand: AsyncParsableCommand {
             error (output that could not be written included); 3 the offline token limit was reached.
             """,
         version: TokenMintVersion.string,
-        subcommands: [Keygen.self, Pubkey.self, Sign.self, Verify.self, JWKCommand.self, JWTCommand.self, JWECommand.self, DPoPCommand.self, AztecCommand.self, PayCommand.self, FIDO2Command.self, OATHCommand.self, WebAuthnCommand.self, AuthCommand.self, Vectors.self, Demo.self] + serveCommands)
+        subcommands: [Keygen.self, Pubkey.self, Sign.self, Verify.self, JWKCommand.self, JWTCommand.self, JWECommand.self, SDJWTCommand.self, DPoPCommand.self, AztecCommand.self, PayCommand.self, FIDO2Command.self, OATHCommand.self, WebAuthnCommand.self, AuthCommand.self, Vectors.self, Demo.self] + serveCommands)
 
     static func main() async {
         // A closed pipe is a write error to report, not a silent death.

@@ -851,7 +851,7 @@ def check_d_nonce_aud(pool, tmp):
     _, issuer, _, _, presentation, n = d_presentation(pool, tmp, kb=True)
     expect_refuses("another nonce", tm_verify(tmp, issuer, presentation, AUD, n + "0"))
     expect_refuses("another aud", tm_verify(tmp, issuer, presentation, "https://other.tokenmint.test", n))
-    expect_refuses("--aud without --nonce, whose value is the KB-JWT's", tm_verify(tmp, issuer, presentation, "x", None))
+    expect_refuses("another --aud and no --nonce", tm_verify(tmp, issuer, presentation, "x", None))
 
 
 def check_d_kb_key(pool, tmp):
@@ -1026,7 +1026,7 @@ def main():
         checks.group("B ES384 a parent alone, no KB-JWT", check_b, "ES384", ["/address", "/email"],
                      False, False, False, pool, tmp)
         checks.group("B PS256 nothing disclosed, KB-JWT", check_b, "PS256", [], False, True, True, pool, tmp)
-        checks.group("B RS256 array element of an array element, no KB-JWT", check_b, "RS256",
+        checks.group("B RS256 a member of a disclosable array element (parent kept), no KB-JWT", check_b, "RS256",
                      ["/degrees/0/university", "/nationalities/0"], False, False, True, pool, tmp)
         checks.group("B a reference issuance presented by TokenMint, KB-JWT", check_b_ref_issued, pool, tmp)
         checks.group("B Ed25519 holder key, KB-JWT checked by hand", check_b_eddsa_holder, pool, tmp)
