@@ -136,13 +136,18 @@ public actor LocalTokenIssuer {
         var family: String
         var expiresAt: Int64
         var used: Bool
+        /// The DPoP key thumbprint the family is bound to (RFC 9449 §5), if any.
+        var jkt: String?
     }
 
-    func accessToken(account: String, clientID: String, scopes: [String], lifetime: Int64, extra: JSONObject = JSONObject()) throws(TokenMintError) -> (String, Int64) {
+    func accessToken(
+        account: String, clientID: String, scopes: [String], lifetime: Int64, extra: JSONObject = JSONObject(), jkt: String? = nil
+    ) throws(TokenMintError) -> (String, Int64) {
         let now = clock()
         var claims = JWTClaims.accessToken(issuer: issuer, subject: account, audience: [audience], clientID: clientID, scopes: scopes,
                                            lifetime: lifetime, now: now, authorizedParty: clientID)
         for member in extra { claims.additional.set(member.name, member.value) }
+        if let jkt { claims.additional.set("cnf", .object(["jkt": .string(jkt)])) }
         logger.info("access token", metadata: ["account": "\(account)", "client_id": "\(clientID)", "jti": "\(claims.jwtID ?? "")",
                                                "scope": "\(scopes.joined(separator: " "))", "exp": "\(now + lifetime)"])
         do { return (try keyRing.sign(claims), now + lifetime) } catch { throw TokenMintError(.auth.internalFailure, "signing failed: \(error.code)", underlying: error) }
@@ -150,39 +155,48 @@ public actor LocalTokenIssuer {
 
     /// Issues an account token for `account`: an access token and, when
     /// `refreshable` (the default), the first refresh token of a new family.
-    public func issue(account: String, clientID: String, scopes: [String] = [], refreshable: Bool = true) throws(TokenMintError) -> OAuthToken {
+    /// With `dpopThumbprint` (the RFC 7638 thumbprint of the key a DPoP
+    /// proof showed) the access token carries `cnf.jkt` and the refresh
+    /// family is bound to that key (RFC 9449 §5–6).
+    public func issue(
+        account: String, clientID: String, scopes: [String] = [], refreshable: Bool = true, dpopThumbprint: String? = nil
+    ) throws(TokenMintError) -> OAuthToken {
         guard !account.isEmpty, account.utf8.count <= 128 else { throw TokenMintError(.auth.notSignedIn, "no account") }
         guard !clientID.isEmpty, clientID.utf8.count <= 128, clientID.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
             throw TokenMintError(.auth.clientIdInvalid, "client IDs are 1 to 128 visible ASCII characters")
         }
         guard refreshable else {
-            let (access, expiresAt) = try accessToken(account: account, clientID: clientID, scopes: scopes, lifetime: accessLifetime)
+            let (access, expiresAt) = try accessToken(account: account, clientID: clientID, scopes: scopes, lifetime: accessLifetime, jkt: dpopThumbprint)
             return OAuthToken(accessToken: access, refreshToken: nil, expiresAt: expiresAt, elevated: false, account: account)
         }
-        return try newFamilyMember(account: account, clientID: clientID, scopes: scopes, family: Base64URL.encode(SecureRandom.bytes(count: 16)))
+        return try newFamilyMember(
+            account: account, clientID: clientID, scopes: scopes, family: Base64URL.encode(SecureRandom.bytes(count: 16)), jkt: dpopThumbprint)
     }
 
     /// Issues an access token to a client acting for itself (the OAuth
     /// client-credentials grant): `sub` and `client_id` are the client ID,
     /// and there is no refresh token.
-    public func issueClientToken(clientID: String, scopes: [String] = []) throws(TokenMintError) -> OAuthToken {
+    public func issueClientToken(clientID: String, scopes: [String] = [], dpopThumbprint: String? = nil) throws(TokenMintError) -> OAuthToken {
         guard !clientID.isEmpty, clientID.utf8.count <= 128, clientID.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
             throw TokenMintError(.auth.clientIdInvalid, "client IDs are 1 to 128 visible ASCII characters")
         }
-        let (access, expiresAt) = try accessToken(account: clientID, clientID: clientID, scopes: scopes, lifetime: accessLifetime)
+        let (access, expiresAt) = try accessToken(account: clientID, clientID: clientID, scopes: scopes, lifetime: accessLifetime, jkt: dpopThumbprint)
         return OAuthToken(accessToken: access, refreshToken: nil, expiresAt: expiresAt, elevated: false, account: clientID)
     }
 
-    func newFamilyMember(account: String, clientID: String, scopes: [String], family: String) throws(TokenMintError) -> OAuthToken {
-        try transaction { tx in try newFamilyMember(account: account, clientID: clientID, scopes: scopes, family: family, in: tx) }
+    func newFamilyMember(account: String, clientID: String, scopes: [String], family: String, jkt: String? = nil) throws(TokenMintError) -> OAuthToken {
+        try transaction { tx in try newFamilyMember(account: account, clientID: clientID, scopes: scopes, family: family, jkt: jkt, in: tx) }
     }
 
     /// Signs an access token and writes a new refresh token of `family` in
     /// `tx`: the pair exists only if the transaction commits.
-    func newFamilyMember(account: String, clientID: String, scopes: [String], family: String, in tx: any StoreTransaction) throws -> OAuthToken {
-        let (access, expiresAt) = try accessToken(account: account, clientID: clientID, scopes: scopes, lifetime: accessLifetime)
+    func newFamilyMember(
+        account: String, clientID: String, scopes: [String], family: String, jkt: String? = nil, accessJKT: String? = nil, in tx: any StoreTransaction
+    ) throws -> OAuthToken {
+        let (access, expiresAt) = try accessToken(account: account, clientID: clientID, scopes: scopes, lifetime: accessLifetime, jkt: accessJKT ?? jkt)
         let refresh = Base64URL.encode(SecureRandom.bytes(count: 32))
-        let record = RefreshRecord(account: account, clientID: clientID, scopes: scopes, family: family, expiresAt: clock() + refreshLifetime, used: false)
+        let record = RefreshRecord(
+            account: account, clientID: clientID, scopes: scopes, family: family, expiresAt: clock() + refreshLifetime, used: false, jkt: jkt)
         guard let data = try? JSONEncoder().encode(record) else { throw TokenMintError(.auth.internalFailure, "cannot encode") }
         try tx.setValue(LocalTokenIssuer.hashName(refresh), Array(data))
         return OAuthToken(accessToken: access, refreshToken: refresh, expiresAt: expiresAt, elevated: false, account: account)
@@ -200,6 +214,15 @@ public actor LocalTokenIssuer {
     /// family revoked.
     public func refresh(_ refreshToken: String, clientID: String) throws(TokenMintError) -> OAuthToken {
         try rotate(refreshToken, clientID: clientID)
+    }
+
+    /// Rotates a refresh token presented with a DPoP proof whose key has
+    /// thumbprint `dpopThumbprint` (or with none: nil). A family bound to
+    /// a key is rotated only with a proof of that key (RFC 9449 §5);
+    /// otherwise it is refused (`refreshTokenInvalid`) and left as it was.
+    /// The new access token is bound to the proof's key when one was shown.
+    public func refresh(_ refreshToken: String, clientID: String, dpopThumbprint: String?) throws(TokenMintError) -> OAuthToken {
+        try rotate(refreshToken, clientID: clientID, dpopThumbprint: dpopThumbprint)
     }
 
     /// Revokes the family of a refresh token issued to `clientID` (RFC 7009):
@@ -223,11 +246,12 @@ public actor LocalTokenIssuer {
         return true
     }
 
-    func rotate(_ refreshToken: String, clientID: String?) throws(TokenMintError) -> OAuthToken {
+    func rotate(_ refreshToken: String, clientID: String?, dpopThumbprint: String? = nil) throws(TokenMintError) -> OAuthToken {
         let name = LocalTokenIssuer.hashName(refreshToken)
         let now = clock()
         enum Outcome {
-            case fresh(RefreshRecord, OAuthToken), reused(RefreshRecord), revoked(RefreshRecord), expired(RefreshRecord), otherClient(RefreshRecord), unknown
+            case fresh(RefreshRecord, OAuthToken), reused(RefreshRecord), revoked(RefreshRecord), expired(RefreshRecord), otherClient(RefreshRecord)
+            case otherKey(RefreshRecord), unknown
         }
         // One transaction decides and writes: spending the token together with
         // its successor (so a failed commit spends nothing), or revoking the
@@ -237,6 +261,9 @@ public actor LocalTokenIssuer {
                 return .unknown
             }
             if let clientID, !record.clientID.utf8.elementsEqual(clientID.utf8) { return .otherClient(record) }
+            if let bound = record.jkt {
+                guard let shown = dpopThumbprint, ConstantTime.equals(Array(bound.utf8), Array(shown.utf8)) else { return .otherKey(record) }
+            }
             if try tx.value("auth.revoked." + record.family) != nil { return .revoked(record) }
             if record.used {
                 try tx.setValue("auth.revoked." + record.family, [1])
@@ -246,7 +273,8 @@ public actor LocalTokenIssuer {
             record.used = true
             try tx.setValue(name, [UInt8]((try? JSONEncoder().encode(record)) ?? Data()))
             let successor = try newFamilyMember(
-                account: record.account, clientID: record.clientID, scopes: record.scopes, family: record.family, in: tx)
+                account: record.account, clientID: record.clientID, scopes: record.scopes, family: record.family, jkt: record.jkt,
+                accessJKT: dpopThumbprint, in: tx)
             return .fresh(record, successor)
         }
         switch outcome {
@@ -261,6 +289,9 @@ public actor LocalTokenIssuer {
         case .expired(let r): throw refused(TokenMintError(.auth.refreshTokenInvalid, "the refresh token expired"), ["account": "\(r.account)"])
         case .otherClient(let r):
             throw refused(TokenMintError(.auth.refreshTokenInvalid, "the refresh token was issued to another client"),
+                          ["account": "\(r.account)", "client_id": "\(r.clientID)"])
+        case .otherKey(let r):
+            throw refused(TokenMintError(.auth.refreshTokenInvalid, "the refresh token is bound to a DPoP key this request did not prove"),
                           ["account": "\(r.account)", "client_id": "\(r.clientID)"])
         case .unknown: throw refused(TokenMintError(.auth.refreshTokenInvalid, "unknown refresh token"))
         }

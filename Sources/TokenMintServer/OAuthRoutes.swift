@@ -16,6 +16,8 @@ import Foundation
 /// `message` as every route does.
 struct OAuthRoutes: Sendable {
     let issuer: LocalTokenIssuer
+    /// Checks DPoP proofs (each once, in the replay ledger) and the tokens resource routes receive.
+    let tokens: AccessTokenAuthenticator
     let clients: ClientDirectory
     let accounts: AccountDirectory
     let codes: AuthorizationCodes
@@ -50,6 +52,7 @@ struct OAuthRoutes: Sendable {
             ("token_endpoint", .string(base + "/oauth/token")),
             ("revocation_endpoint", .string(base + "/oauth/revoke")),
             ("jwks_uri", .string(base + "/oauth/jwks")),
+            ("dpop_signing_alg_values_supported", .array(["ES256", "ES384", "ES512", "EdDSA", "Ed25519", "PS256", "RS256"])),
             ("response_types_supported", .array(["code"])),
             ("response_modes_supported", .array(["query"])),
             ("code_challenge_methods_supported", .array(["S256"])),
@@ -98,6 +101,18 @@ struct OAuthRoutes: Sendable {
             return Self.failure(.badRequest, ClientDirectory.knownGrants.contains(grant) ? "unauthorized_client" : "unsupported_grant_type",
                                 "this client may not use the \(grant.prefix(64)) grant")
         }
+        // RFC 9449 §5: a proof at the token endpoint binds what is issued to its key.
+        var dpop: String? = nil
+        if request.headers[HTTPField.Name("DPoP")!] != nil {
+            do {
+                let proof = try AccessTokenAuthenticator.proof(request)
+                dpop = try await tokens.dpopVerifier().verify(
+                    proof, method: "POST", url: configuration.effectiveIssuer + "/oauth/token", replay: tokens.replay).thumbprint
+            } catch {
+                logger.info("DPoP proof refused", metadata: ["client_id": "\(client.id)", "code": "\(error.code)"])
+                return Self.failure(.badRequest, "invalid_dpop_proof", error.reason)
+            }
+        }
         switch grant {
         case "client_credentials":
             let requested = form["scope"].map { $0.split(separator: " ").map(String.init) } ?? [DeskAuthenticator.scope]
@@ -105,17 +120,17 @@ struct OAuthRoutes: Sendable {
                 return Self.failure(.badRequest, "invalid_scope", "a client may ask for \(DeskAuthenticator.scope) only")
             }
             do {
-                let token = try await issuer.issueClientToken(clientID: client.id, scopes: [DeskAuthenticator.scope])
-                logger.info("token issued", metadata: ["grant": "client_credentials", "client_id": "\(client.id)"])
-                return tokenResponse(token, scope: DeskAuthenticator.scope)
+                let token = try await issuer.issueClientToken(clientID: client.id, scopes: [DeskAuthenticator.scope], dpopThumbprint: dpop)
+                logger.info("token issued", metadata: ["grant": "client_credentials", "client_id": "\(client.id)", "dpop": "\(dpop != nil)"])
+                return tokenResponse(token, scope: DeskAuthenticator.scope, dpop: dpop != nil)
             } catch {
                 logger.error("token endpoint failed", metadata: ["code": "\(error.code)"])
                 return Self.failure(.internalServerError, "server_error", "the server failed")
             }
         case "authorization_code":
-            return await codeGrant(form, client)
+            return await codeGrant(form, client, dpop: dpop)
         case "refresh_token":
-            return await refreshGrant(form, client)
+            return await refreshGrant(form, client, dpop: dpop)
         default:
             return Self.failure(.badRequest, "unsupported_grant_type", "grant \(grant.prefix(64)) is not supported")
         }
@@ -124,7 +139,7 @@ struct OAuthRoutes: Sendable {
     /// RFC 6749 §4.1.3 with RFC 7636 §4.6: the code is taken (so a second
     /// use finds it gone), then checked against the client, the redirect URI
     /// and the PKCE verifier.
-    func codeGrant(_ form: FormBody, _ client: ClientDirectory.Client) async -> Response {
+    func codeGrant(_ form: FormBody, _ client: ClientDirectory.Client, dpop: String?) async -> Response {
         guard let code = form["code"], let redirectURI = form["redirect_uri"], let verifier = form["code_verifier"] else {
             return Self.failure(.badRequest, "invalid_request", "code, redirect_uri and code_verifier are required")
         }
@@ -147,9 +162,10 @@ struct OAuthRoutes: Sendable {
             return Self.failure(.badRequest, "invalid_grant", "code_verifier does not match the code_challenge")
         }
         do {
-            let token = try await issuer.issue(account: grant.username, clientID: client.id, scopes: grant.scopes)
-            logger.info("token issued", metadata: ["grant": "authorization_code", "client_id": "\(client.id)", "account": "\(grant.username)"])
-            return tokenResponse(token, scope: grant.scopes.joined(separator: " "), refresh: client.grants.contains("refresh_token"))
+            let token = try await issuer.issue(account: grant.username, clientID: client.id, scopes: grant.scopes, dpopThumbprint: dpop)
+            logger.info("token issued", metadata: ["grant": "authorization_code", "client_id": "\(client.id)", "account": "\(grant.username)",
+                                                   "dpop": "\(dpop != nil)"])
+            return tokenResponse(token, scope: grant.scopes.joined(separator: " "), refresh: client.grants.contains("refresh_token"), dpop: dpop != nil)
         } catch {
             logger.error("token endpoint failed", metadata: ["code": "\(error.code)"])
             return Self.failure(.internalServerError, "server_error", "the server failed")
@@ -159,15 +175,15 @@ struct OAuthRoutes: Sendable {
     /// RFC 6749 §6: the refresh token is rotated (single use; presenting a
     /// spent one revokes its family). The scope stays the one granted; a
     /// `scope` parameter is not used to narrow it.
-    func refreshGrant(_ form: FormBody, _ client: ClientDirectory.Client) async -> Response {
+    func refreshGrant(_ form: FormBody, _ client: ClientDirectory.Client, dpop: String?) async -> Response {
         guard let presented = form["refresh_token"], presented.utf8.count <= 512 else {
             return Self.failure(.badRequest, "invalid_request", "refresh_token is missing")
         }
         do {
-            let token = try await issuer.refresh(presented, clientID: client.id)
+            let token = try await issuer.refresh(presented, clientID: client.id, dpopThumbprint: dpop)
             let scopes = (try? await issuer.verify(token.accessToken))?.claims.scopes ?? []
-            logger.info("token refreshed", metadata: ["client_id": "\(client.id)", "account": "\(token.account)"])
-            return tokenResponse(token, scope: scopes.joined(separator: " "), refresh: true)
+            logger.info("token refreshed", metadata: ["client_id": "\(client.id)", "account": "\(token.account)", "dpop": "\(dpop != nil)"])
+            return tokenResponse(token, scope: scopes.joined(separator: " "), refresh: true, dpop: dpop != nil)
         } catch {
             guard error.code == .auth.refreshTokenInvalid || error.code == .auth.refreshTokenReused else {
                 logger.error("token endpoint failed", metadata: ["code": "\(error.code)"])
@@ -203,8 +219,9 @@ struct OAuthRoutes: Sendable {
         return Response(status: .ok, headers: [.cacheControl: "no-store"])
     }
 
-    func tokenResponse(_ token: OAuthToken, scope: String, refresh: Bool = false) -> Response {
-        var body = JSONObject([("access_token", .string(token.accessToken)), ("token_type", .string("Bearer")),
+    /// The token response; `token_type` is DPoP for a token bound to a proof's key (RFC 9449 §5).
+    func tokenResponse(_ token: OAuthToken, scope: String, refresh: Bool = false, dpop: Bool = false) -> Response {
+        var body = JSONObject([("access_token", .string(token.accessToken)), ("token_type", .string(dpop ? "DPoP" : "Bearer")),
                                ("expires_in", .number(max(0, token.expiresAt - Int64(Date().timeIntervalSince1970))))])
         if !scope.isEmpty { body.set("scope", .string(scope)) }
         if refresh, let refreshToken = token.refreshToken { body.set("refresh_token", .string(refreshToken)) }

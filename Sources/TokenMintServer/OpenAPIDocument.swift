@@ -316,6 +316,18 @@ enum OpenAPIDocument {
    "post": {
     "operationId": "token",
     "summary": "Token endpoint (RFC 6749 \u00a73.2): authorization_code with PKCE, refresh_token (rotated), client_credentials",
+    "description": "With a DPoP header (RFC 9449) the tokens are bound to the proof's key: token_type DPoP, cnf.jkt in the access token, the refresh family bound too. A proof that does not hold is answered 400 invalid_dpop_proof.",
+    "parameters": [
+     {
+      "name": "DPoP",
+      "in": "header",
+      "required": false,
+      "description": "A DPoP proof JWT for POST to this endpoint",
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
     "security": [
      {},
      {
@@ -2250,7 +2262,8 @@ enum OpenAPIDocument {
       "type": "string"
      },
      "token_type": {
-      "const": "Bearer"
+      "enum": ["Bearer", "DPoP"],
+      "description": "DPoP when the request carried a DPoP proof (RFC 9449): the token is bound to its key (cnf.jkt)"
      },
      "expires_in": {
       "type": "integer"

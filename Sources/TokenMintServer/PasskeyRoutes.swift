@@ -24,6 +24,8 @@ import Logging
 ///   bearer token, an assertion turns into an elevated token.
 struct PasskeyRoutes: Sendable {
     let issuer: LocalTokenIssuer
+    /// Checks the access tokens requests carry (Bearer, or DPoP when bound).
+    let tokens: AccessTokenAuthenticator
     let accounts: AccountDirectory
     let configuration: ServerConfiguration
     let relyingPartyID: String
@@ -68,10 +70,7 @@ struct PasskeyRoutes: Sendable {
     /// that does not verify is refused.
     func bearerClaims(_ request: Request) async throws(TokenMintError) -> JWTClaims? {
         guard request.headers[.authorization] != nil else { return nil }
-        let token = try DeviceAuthenticator.bearer(request)
-        do { return try await issuer.verify(token).claims } catch {
-            throw TokenMintError(.server.unauthorized, "the access token does not verify: \(error.reason)", underlying: error)
-        }
+        return try await tokens.verify(request).claims
     }
 
     /// Whether `username` is taken: a password account, or one with passkeys.

@@ -184,13 +184,14 @@ public struct TokenMintServer: Sendable {
             headers[.contentType] = "application/json"
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.json(server: configuration.effectiveIssuer))))
         }
+        let tokens = AccessTokenAuthenticator(issuer: issuer, ledger: ledger, baseURL: configuration.effectiveIssuer, clock: clock)
         let devices = DeviceAuthenticator(audience: configuration.effectiveIssuer, authorizedParty: configuration.authorizedParty, ledger: ledger, clock: clock)
-        WhitelabelPayRoutes(directory: directory, verifier: verifier, devices: devices, desks: DeskAuthenticator(issuer: issuer), hub: hub,
+        WhitelabelPayRoutes(directory: directory, verifier: verifier, devices: devices, desks: DeskAuthenticator(tokens: tokens), hub: hub,
                             configuration: configuration, clock: clock, logger: logger, pollInterval: pollInterval).add(to: router)
-        let passkeys = PasskeyRoutes(issuer: issuer, accounts: accounts, configuration: configuration, relyingPartyID: relyingPartyID, clock: clock,
+        let passkeys = PasskeyRoutes(issuer: issuer, tokens: tokens, accounts: accounts, configuration: configuration, relyingPartyID: relyingPartyID, clock: clock,
                                      logger: logger)
         passkeys.add(to: router)
-        OAuthRoutes(issuer: issuer, clients: clients, accounts: accounts, codes: AuthorizationCodes(store: state), passkeys: passkeys,
+        OAuthRoutes(issuer: issuer, tokens: tokens, clients: clients, accounts: accounts, codes: AuthorizationCodes(store: state), passkeys: passkeys,
                     configuration: configuration, clock: clock, logger: logger).add(to: router)
         UserTokenRoutes(exchange: userTokens, configuration: configuration, logger: logger).add(to: router)
         return router

@@ -309,7 +309,7 @@ struct WhitelabelPayRoutes: Sendable {
         do {
             page = try TransactionQuery(page: query["page"].map(String.init), size: query["size"].map(String.init), sort: query[values: "sort"].map(String.init))
         } catch { throw TokenMintError(.server.badRequest, error.reason, underlying: error) }
-        let token = try DeviceAuthenticator.bearer(request)
+        let token = try AccessTokenAuthenticator.credentials(request).1  // a device's Bearer JWT, or a desk's token under either scheme
         let subject: String?
         if token.split(separator: ".").count == 3, let claimed = try? DeviceAuthenticator.claimedSubject(token), try await directory.device(claimed) != nil {
             subject = try await device(token: token, subjectID: claimed).subjectID

@@ -320,9 +320,11 @@ struct OAuthFlowTests {
             let clock = ManualClock()
             let router = Router(context: BasicRequestContext.self)
             router.add(middleware: ErrorMiddleware(logger: server.logger))
-            let passkeys = PasskeyRoutes(issuer: server.issuer, accounts: server.accounts, configuration: server.configuration,
+            let tokens = AccessTokenAuthenticator(issuer: server.issuer, ledger: server.ledger, baseURL: server.configuration.effectiveIssuer,
+                                                  clock: { clock.now })
+            let passkeys = PasskeyRoutes(issuer: server.issuer, tokens: tokens, accounts: server.accounts, configuration: server.configuration,
                                          relyingPartyID: server.relyingPartyID, clock: { clock.now }, logger: server.logger)
-            OAuthRoutes(issuer: server.issuer, clients: server.clients, accounts: server.accounts, codes: AuthorizationCodes(store: server.state),
+            OAuthRoutes(issuer: server.issuer, tokens: tokens, clients: server.clients, accounts: server.accounts, codes: AuthorizationCodes(store: server.state),
                         passkeys: passkeys, configuration: server.configuration, clock: { clock.now }, logger: server.logger).add(to: router)
             try await Application(router: router).test(.router) { client in
                 let early = try await Self.code(client)
