@@ -39,6 +39,13 @@ enum OpenSSL {
     static let selectPublicKey: Int32 = 0x86  // EVP_PKEY_PUBLIC_KEY
 }
 
+/// An `EVP_KDF` fetched once: fetching costs a lock and a lookup per call,
+/// and a fetched KDF may be used from any thread.
+final class FetchedKDF: @unchecked Sendable {
+    let pointer: OpaquePointer?
+    init(_ name: String) { pointer = EVP_KDF_fetch(nil, name, nil) }
+}
+
 /// Ownership of one `EVP_PKEY`. OpenSSL 3 keys are immutable after creation
 /// and reference-counted atomically, so one key may sign and verify from many
 /// threads at once.
@@ -314,7 +321,12 @@ final class PKey: @unchecked Sendable {
             throw OpenSSL.failure("EVP_PKEY_CTX_new_from_pkey")
         }
         defer { EVP_PKEY_CTX_free(context) }
-        guard EVP_PKEY_public_check(context) == 1 else {
+        // On the curves TokenMint takes (P-256/384/521, secp256k1: cofactor 1)
+        // a point on the curve has the group's order, so the quick check (range
+        // and curve equation) is the whole check; the full one adds n·Q = O, a
+        // scalar multiplication that cannot fail there.
+        let checked = typeName == "EC" ? EVP_PKEY_public_check_quick(context) : EVP_PKEY_public_check(context)
+        guard checked == 1 else {
             throw OpenSSL.error(.crypto.invalidKey, "public key fails validation")
         }
         if privatePart {

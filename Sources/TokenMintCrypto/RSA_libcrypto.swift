@@ -203,8 +203,9 @@ extension RSA {
         defer { EVP_PKEY_CTX_free(context) }
         guard (encrypt ? EVP_PKEY_encrypt_init(context) : EVP_PKEY_decrypt_init(context)) == 1,
             EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_OAEP_PADDING) == 1,
-            EVP_PKEY_CTX_set_rsa_oaep_md_name(context, hash.openSSLName, nil) == 1,
-            EVP_PKEY_CTX_set_rsa_mgf1_md_name(context, hash.openSSLName, nil) == 1
+            let md = hash.handle.md,  // fetched once; naming the digest here would fetch it on every call
+            EVP_PKEY_CTX_set_rsa_oaep_md(context, md) == 1,
+            EVP_PKEY_CTX_set_rsa_mgf1_md(context, md) == 1
         else { throw OpenSSL.failure("RSA-OAEP set-up") }
         return try body(context)
     }

@@ -35,10 +35,11 @@ extension X25519.PrivateKey {
 }
 
 extension ConcatKDF {
+    static let sskdf = FetchedKDF("SSKDF")
+
     /// `EVP_KDF_derive` with OpenSSL's SSKDF over SHA-256.
     static func derive(_ secret: SecureBytes, otherInfo: [UInt8], count: Int) throws(TokenMintError) -> SecureBytes {
-        guard let kdf = EVP_KDF_fetch(nil, "SSKDF", nil) else { throw OpenSSL.failure("EVP_KDF_fetch SSKDF") }
-        defer { EVP_KDF_free(kdf) }
+        guard let kdf = ConcatKDF.sskdf.pointer else { throw OpenSSL.failure("EVP_KDF_fetch SSKDF") }
         guard let context = EVP_KDF_CTX_new(kdf) else { throw OpenSSL.failure("EVP_KDF_CTX_new") }
         defer { EVP_KDF_CTX_free(context) }
         // OSSL_PARAM keeps pointers: every buffer lives until EVP_KDF_derive returns.

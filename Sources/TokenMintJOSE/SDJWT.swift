@@ -76,16 +76,18 @@ public struct SDJWT: Sendable, CustomStringConvertible {
 
     /// The same SD-JWT with only the disclosures for `pointers` (RFC 6901
     /// JSON Pointers into the claims as the issuer named them) and those of
-    /// their parents, and without a key binding JWT.
+    /// the disclosable claims they lie in, and without a key binding JWT.
+    /// Disclosable claims inside a named one stay hidden unless named too.
     /// - Throws: `.jose.invalidClaim` when a pointer names nothing selectively disclosable.
     public func presenting(_ pointers: [String]) throws(TokenMintError) -> SDJWT {
         let processed = try SDJWTProcessor.process(try unverifiedPayload(), disclosures: disclosures)
         var keep: Set<String> = []
         for pointer in pointers {
-            guard processed.pointers.values.contains(where: { $0 == pointer || $0.hasPrefix(pointer + "/") }) else {
+            guard processed.pointers.values.contains(pointer) else {
                 throw TokenMintError.claim("no selectively disclosable claim at \(SafeText.escaped(pointer))")
             }
-            for (digest, path) in processed.pointers where path == pointer || pointer.hasPrefix(path + "/") || path.hasPrefix(pointer + "/") {
+            // The claim and the disclosable claims it lies in; what lies inside it stays hidden unless named too.
+            for (digest, path) in processed.pointers where path == pointer || pointer.hasPrefix(path + "/") {
                 keep.insert(digest)
             }
         }

@@ -20,7 +20,16 @@ server's JWKS. Checks:
     (the newest token fails too), RFC 7009 revocation;
   * refusals: a reused code, a PKCE mismatch, a wrong redirect URI and an
     unknown client (400, no Location), no PKCE or the plain method (sent back
-    to the client), a reflected `state` escaped in the HTML.
+    to the client), a reflected `state` escaped in the HTML;
+  * DPoP (RFC 9449), the proofs made by joserfc (ES256 and EdDSA): a desk's
+    client_credentials token bound to the proof's key (token_type DPoP,
+    cnf.jkt = the RFC 7638 thumbprint), taken by a resource route only as
+    `Authorization: DPoP` with a fresh proof for the request (a replayed
+    proof, Bearer, another key, a wrong htm or htu, no ath: 401; an unbound
+    token under the DPoP scheme: 401); token-endpoint proofs with a wrong htu
+    or replayed (400 invalid_dpop_proof); the code flow with a proof binds
+    the refresh family, which rotates only with a proof of the same key (no
+    proof or another key: invalid_grant, and the refresh token not spent).
 
 The CLI comes from $TOKENMINT (default .build/debug/tokenmint). One line per
 check, then `N passed, M failed` (exit 1 if anything failed).
@@ -43,12 +52,13 @@ os.environ.setdefault("AUTHLIB_INSECURE_TRANSPORT", "1")
 import requests  # noqa: E402
 from authlib.common.security import generate_token  # noqa: E402
 from authlib.integrations.requests_client import OAuth2Session, OAuthError  # noqa: E402
+from joserfc import jws as jose_jws  # noqa: E402
 from joserfc import jwt as jose_jwt  # noqa: E402
-from joserfc.jwk import KeySet  # noqa: E402
+from joserfc.jwk import ECKey, KeySet, OKPKey  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import server_e2e  # noqa: E402  (one check() and one tally for the run)
-from server_e2e import TOKENMINT, Server, check, free_port  # noqa: E402
+from server_e2e import DESK_SECRET, TOKENMINT, Server, add_client, check, free_port, request  # noqa: E402
 
 CLIENT_ID = "cli-app"
 USERNAME = "alice"
@@ -288,6 +298,193 @@ def refusals(server, redirect_uri):
     check("a reflected state with <script> is escaped in the page (and read back intact)",
           page.status_code == 200 and "<script>" not in page.text and form.fields.get("state") == hostile, page.text[:300])
 
+# DPoP (RFC 9449): the proofs are made here, with joserfc, from the RFC alone.
+
+def dpop_key(alg):
+    return ECKey.generate_key("P-256") if alg == "ES256" else OKPKey.generate_key("Ed25519")
+
+
+def dpop_proof(key, alg, method, url, access_token=None, **changes):
+    """A DPoP proof JWT: typ dpop+jwt, the public jwk; jti, htm, htu, iat and,
+    for a resource request, ath = base64url(SHA-256(access token)). `changes`
+    replace claims (None drops one)."""
+    claims = {"jti": generate_token(32), "htm": method, "htu": url, "iat": int(time.time())}
+    if access_token is not None:
+        claims["ath"] = s256(access_token)
+    claims.update(changes)
+    claims = {name: value for name, value in claims.items() if value is not None}
+    header = {"typ": "dpop+jwt", "alg": alg, "jwk": key.as_dict(private=False)}
+    return jose_jws.serialize_compact(header, json.dumps(claims).encode(), key, algorithms=[alg])
+
+
+def claims_of(token, jwks):
+    """The claims of one of the server's access tokens, verified with its JWKS ({} if it does not verify)."""
+    try:
+        return jose_jwt.decode(token, KeySet.import_key_set(jwks), algorithms=["EdDSA"]).claims
+    except Exception:  # noqa: BLE001 - a token that does not verify has no claims to compare
+        return {}
+
+
+def desk_token(server, proof=None):
+    """The desk's client_credentials request (HTTP Basic), with a DPoP header when given a proof."""
+    basic = base64.b64encode(f"desk-1:{urllib.parse.quote(DESK_SECRET)}".encode()).decode()
+    headers = {"Content-Type": "application/x-www-form-urlencoded", "Authorization": "Basic " + basic}
+    if proof is not None:
+        headers["DPoP"] = proof
+    return request(server, "POST", "/oauth/token", raw=b"grant_type=client_credentials", headers=headers)
+
+
+def dpop_desk(server, jwks):
+    token_url = server.base + "/oauth/token"
+    path = "/wlp/v1/transactions"
+    resource = server.base + path  # htu: the URL without its query
+
+    def transactions(token, proof=None, scheme="DPoP"):
+        headers = {"Authorization": f"{scheme} {token}"}
+        if proof is not None:
+            headers["DPoP"] = proof
+        return request(server, "GET", path + "?page=1&size=5", headers=headers)
+
+    key = dpop_key("ES256")
+    status, _, answer = desk_token(server, dpop_proof(key, "ES256", "POST", token_url))
+    token = answer.get("access_token", "") if isinstance(answer, dict) else ""
+    claims = claims_of(token, jwks)
+    check("client_credentials with a joserfc ES256 proof: token_type DPoP, cnf.jkt = the key's RFC 7638 thumbprint",
+          status == 200 and answer.get("token_type") == "DPoP" and claims.get("cnf") == {"jkt": key.thumbprint()}
+          and claims.get("client_id") == "desk-1", (status, answer, claims))
+    if status != 200:
+        return
+
+    proof = dpop_proof(key, "ES256", "GET", resource, token)
+    status, _, body = transactions(token, proof)
+    check("the desk route takes the bound token as Authorization: DPoP with a proof for the request (200)",
+          status == 200 and isinstance(body, dict) and "content" in body, (status, body))
+    status, _, body = transactions(token, proof)
+    check("the same proof a second time: 401", status == 401, (status, body))
+    status, _, body = transactions(token, scheme="Bearer")
+    check("the bound token as Bearer: 401", status == 401, (status, body))
+    status, _, body = transactions(token, dpop_proof(key, "ES256", "GET", resource, token), scheme="Bearer")
+    check("the bound token as Bearer, even with a DPoP header: 401", status == 401, (status, body))
+    status, _, body = transactions(token)
+    check("the DPoP scheme without a DPoP header: 401", status == 401, (status, body))
+    other = dpop_key("ES256")
+    status, _, body = transactions(token, dpop_proof(other, "ES256", "GET", resource, token))
+    check("a proof by another key: 401", status == 401, (status, body))
+    for name, proof in [("a wrong htm (POST)", dpop_proof(key, "ES256", "POST", resource, token)),
+                        ("a wrong htu (another path)", dpop_proof(key, "ES256", "GET", server.base + "/wlp/v1/payments", token)),
+                        ("no ath", dpop_proof(key, "ES256", "GET", resource)),
+                        ("the ath of another token", dpop_proof(key, "ES256", "GET", resource, token + "x")),
+                        ("an iat an hour old", dpop_proof(key, "ES256", "GET", resource, token, iat=int(time.time()) - 3600))]:
+        status, _, body = transactions(token, proof)
+        check(f"a proof with {name}: 401", status == 401, (status, body))
+    status, _, body = transactions(token, dpop_proof(key, "ES256", "GET", resource, token))
+    check("a fresh proof after the refusals: 200 again", status == 200, (status, body))
+    status, _, body = transactions(token, dpop_proof(key, "ES256", "GET", resource + "?page=1&size=5", token))
+    check("an htu that carries the query is compared without it (RFC 9449 §4.3): 200", status == 200, (status, body))
+
+    status, _, answer = desk_token(server)
+    plain = answer.get("access_token", "") if isinstance(answer, dict) else ""
+    check("without a DPoP header the desk token is Bearer, with no cnf", status == 200 and answer.get("token_type") == "Bearer"
+          and "cnf" not in claims_of(plain, jwks), (status, answer))
+    status, _, body = transactions(plain, dpop_proof(key, "ES256", "GET", resource, plain))
+    check("an unbound token under the DPoP scheme (with a valid proof): 401", status == 401, (status, body))
+    status, _, body = transactions(plain, scheme="Bearer")
+    check("the unbound token as Bearer: 200", status == 200, (status, body))
+
+    status, _, answer = desk_token(server, dpop_proof(key, "ES256", "POST", server.base + "/oauth/other"))
+    check("a token-endpoint proof with a wrong htu: 400 invalid_dpop_proof",
+          status == 400 and isinstance(answer, dict) and answer.get("error") == "invalid_dpop_proof", (status, answer))
+    status, _, answer = desk_token(server, dpop_proof(key, "ES256", "GET", token_url))
+    check("a token-endpoint proof with htm GET: 400 invalid_dpop_proof",
+          status == 400 and isinstance(answer, dict) and answer.get("error") == "invalid_dpop_proof", (status, answer))
+    proof = dpop_proof(key, "ES256", "POST", token_url)
+    first, _, _ = desk_token(server, proof)
+    status, _, answer = desk_token(server, proof)
+    check("a token-endpoint proof replayed: 200 the first time, 400 invalid_dpop_proof the second",
+          first == 200 and status == 400 and isinstance(answer, dict) and answer.get("error") == "invalid_dpop_proof", (first, status, answer))
+
+    edkey = dpop_key("EdDSA")
+    status, _, answer = desk_token(server, dpop_proof(edkey, "EdDSA", "POST", token_url))
+    token = answer.get("access_token", "") if isinstance(answer, dict) else ""
+    check("an EdDSA (Ed25519) proof: token_type DPoP, cnf.jkt = the OKP key's thumbprint",
+          status == 200 and answer.get("token_type") == "DPoP" and claims_of(token, jwks).get("cnf") == {"jkt": edkey.thumbprint()},
+          (status, answer))
+    status, _, body = transactions(token, dpop_proof(edkey, "EdDSA", "GET", resource, token))
+    check("the desk route takes the EdDSA-bound token with an EdDSA proof (200)", status == 200, (status, body))
+    status, _, body = transactions(token, dpop_proof(key, "ES256", "GET", resource, token))
+    check("the EdDSA-bound token with the ES256 key's proof: 401", status == 401, (status, body))
+
+
+def dpop_code_flow(server, redirect_uri, jwks):
+    token_url = server.base + "/oauth/token"
+
+    def with_proof(key, alg):
+        return {"Accept": "application/json", "DPoP": dpop_proof(key, alg, "POST", token_url)}
+
+    key = dpop_key("ES256")
+    client = session(redirect_uri)
+    verifier = generate_token(64)
+    location = sign_in(server, client, verifier, Browser())
+    try:
+        token = client.fetch_token(token_url, authorization_response=location, code_verifier=verifier, headers=with_proof(key, "ES256"))
+    except Exception as error:  # noqa: BLE001
+        check("the code exchange with a DPoP proof (Authlib): token_type DPoP, cnf.jkt", False, repr(error))
+        return
+    ok, detail = verify(server, token.get("access_token", ""), jwks)
+    claims = claims_of(token.get("access_token", ""), jwks)
+    check("the code exchange with a DPoP proof (Authlib): token_type DPoP, cnf.jkt, a refresh token",
+          ok and token.get("token_type") == "DPoP" and claims.get("cnf") == {"jkt": key.thumbprint()} and token.get("refresh_token"),
+          (token, detail))
+
+    try:
+        rotated = client.refresh_token(token_url, refresh_token=token["refresh_token"], headers=with_proof(key, "ES256"))
+        claims = claims_of(rotated.get("access_token", ""), jwks)
+        check("refresh with a proof of the same key: token_type DPoP, the same cnf.jkt, a new refresh token",
+              rotated.get("token_type") == "DPoP" and claims.get("cnf") == {"jkt": key.thumbprint()}
+              and rotated.get("refresh_token") not in (None, token["refresh_token"]) and claims.get("sub") == USERNAME, (rotated, claims))
+    except Exception as error:  # noqa: BLE001
+        check("refresh with a proof of the same key: token_type DPoP, the same cnf.jkt, a new refresh token", False, repr(error))
+        return
+    current = rotated["refresh_token"]
+
+    code = oauth_error(lambda: session(redirect_uri).refresh_token(token_url, refresh_token=current))
+    check("the bound family refreshed without a proof: invalid_grant", code == "invalid_grant", code)
+    other = dpop_key("ES256")
+    code = oauth_error(lambda: session(redirect_uri).refresh_token(token_url, refresh_token=current, headers=with_proof(other, "ES256")))
+    check("the bound family refreshed with another key's proof: invalid_grant", code == "invalid_grant", code)
+    edkey = dpop_key("EdDSA")
+    code = oauth_error(lambda: session(redirect_uri).refresh_token(token_url, refresh_token=current, headers=with_proof(edkey, "EdDSA")))
+    check("... or with an EdDSA key's proof: invalid_grant", code == "invalid_grant", code)
+    try:
+        again = client.refresh_token(token_url, refresh_token=current, headers=with_proof(key, "ES256"))
+        claims = claims_of(again.get("access_token", ""), jwks)
+        check("the refusals did not spend it: the right key's proof still refreshes (DPoP, same cnf.jkt)",
+              again.get("token_type") == "DPoP" and claims.get("cnf") == {"jkt": key.thumbprint()}
+              and again.get("refresh_token") not in (None, current), (again, claims))
+    except Exception as error:  # noqa: BLE001
+        check("the refusals did not spend it: the right key's proof still refreshes (DPoP, same cnf.jkt)", False, repr(error))
+        return
+
+    # The passkey routes read the same tokens: the bound one only under the DPoP scheme.
+    access = again["access_token"]
+    url = server.base + "/webauthn/registration/options"
+    body = {"username": USERNAME}
+    status, _, answer = request(server, "POST", "/webauthn/registration/options", body, headers={"Authorization": "Bearer " + access})
+    check("a passkey route refuses the bound user token as Bearer: 401", status == 401, (status, answer))
+    status, _, answer = request(server, "POST", "/webauthn/registration/options", body,
+                                headers={"Authorization": "DPoP " + access, "DPoP": dpop_proof(key, "ES256", "POST", url, access)})
+    check("... and takes it as DPoP with a proof: past the token check, refused only as not proving ownership (409)",
+          status == 409, (status, answer))
+
+
+def dpop(server, redirect_uri):
+    _, _, metadata = request(server, "GET", "/.well-known/oauth-authorization-server")
+    algorithms = metadata.get("dpop_signing_alg_values_supported", []) if isinstance(metadata, dict) else []
+    check("metadata: dpop_signing_alg_values_supported lists ES256 and EdDSA", "ES256" in algorithms and "EdDSA" in algorithms, metadata)
+    _, _, jwks = request(server, "GET", "/oauth/jwks")
+    dpop_desk(server, jwks)
+    dpop_code_flow(server, redirect_uri, jwks)
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -296,12 +493,14 @@ def main():
         port, callback_port = free_port(), free_port()
         redirect_uri = f"http://127.0.0.1:{callback_port}/callback"
         setup(state, redirect_uri)
+        add_client(state)
         server = Server(state, port)
         line = server.start()
         check("the server starts", line == "listening on " + server.base, line)
         try:
             flow(server, redirect_uri)
             refusals(server, redirect_uri)
+            dpop(server, redirect_uri)
         finally:
             code = server.stop()
         check("SIGTERM: the server exits 0", code == 0, code)

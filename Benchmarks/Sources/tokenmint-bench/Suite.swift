@@ -24,6 +24,7 @@ enum Suite {
         groups += try AztecSuite.groups()
         groups += try PaySuite.groups()
         groups += try FIDO2Suite.groups()
+        groups += try JOSESuite.groups()
         return groups
     }
 

@@ -48,6 +48,18 @@ double CBenchRaw_parallel_sign(int op, void *key, const char *md, int padding, c
 /* libsodium's base64url (no padding) into `out`; 0 or -1. */
 int CBenchRaw_base64url(const uint8_t *data, size_t n, char *out, size_t capacity);
 
+/* JWE without JOSE: ECDH-ES on P-256 (a fresh ephemeral key, EVP_PKEY_derive,
+   one SHA-256 as the Concat KDF) or RSA-OAEP-256 key transport of a random
+   CEK, then AES-256-GCM (12-byte IV, 16-byte tag) over m with `info`/`aad`
+   as the additional data. 0 or -1. */
+int CBenchRaw_ecdh_es_encrypt(void *peer, const uint8_t *info, size_t infolen, const uint8_t *m, size_t n, uint8_t *out, uint8_t tag[16]);
+int CBenchRaw_ecdh_es_decrypt(void *own, void *ephemeral, const uint8_t *info, size_t infolen, const uint8_t iv[12], const uint8_t *c, size_t n,
+                              uint8_t tag[16], uint8_t *out);
+int CBenchRaw_rsa_oaep_encrypt(void *peer, const uint8_t *aad, size_t aadlen, const uint8_t *m, size_t n, uint8_t *ek, size_t *eklen, uint8_t *out,
+                               uint8_t tag[16]);
+int CBenchRaw_rsa_oaep_decrypt(void *own, const uint8_t *ek, size_t eklen, const uint8_t *aad, size_t aadlen, const uint8_t iv[12], const uint8_t *c,
+                               size_t n, uint8_t tag[16], uint8_t *out);
+
 /* Monotonic nanoseconds. */
 uint64_t CBenchRaw_now(void);
 
