@@ -53,9 +53,51 @@ struct ReadmeExampleTests {
         return verified.claims.subject
     }
 
+    static func readmeJOSEExample() throws -> (String, String?) {
+        // README-JOSE-BEGIN
+        // JWE: a nested token for one recipient's X25519 (or EC, RSA) key.
+        let recipient = JWK(try X25519.PrivateKey())
+        let sealed = try JWE.encrypt(Array("eyJhbGciOi…".utf8), key: recipient.publicKey!,
+                                     algorithm: .ECDH_ES_A256KW, encryption: .A256GCM, header: ["cty": "JWT"])
+        let opened = try JWE(parsing: try sealed.compactSerialization).decrypt(using: recipient)
+
+        // SD-JWT: the holder shows the verifier only what it needs, bound to the holder's key.
+        let issuerKey = try JWK.generate(for: .ES256), holderKey = try JWK.generate(for: .EdDSA)
+        let credential = try SDJWTIssuer(key: issuerKey).issue(
+            ["iss": "https://issuer.example", "given_name": "Ada", "birthdate": "1815-12-10"],
+            disclosable: ["/given_name", "/birthdate"], decoys: 4, holderKey: holderKey)
+        let presentation = try credential.presenting(["/given_name"])
+            .binding(to: holderKey, audience: "https://verifier.example", nonce: "n-0S6", issuedAt: 1_763_776_800)
+        var checks = JWTValidation()
+        checks.requiredClaims = []
+        checks.clock = { 1_763_776_860 }
+        let shown = try SDJWTVerifier(issuerKeys: JWKSet(issuerKey), validation: checks)
+            .verify(presentation.serialization, audience: "https://verifier.example", nonce: "n-0S6")
+        // shown.claims holds given_name, not birthdate.
+        // README-JOSE-END
+        return (String(decoding: opened.plaintext.unsafeCopy, as: UTF8.self), shown.claims["given_name"]?.stringValue)
+    }
+
     @Test func exampleRuns() throws {
         try Self.readmeExample()
         #expect(try Self.readmeJWTExample() == "device-42")
+        let (plaintext, givenName) = try Self.readmeJOSEExample()
+        #expect(plaintext == "eyJhbGciOi…" && givenName == "Ada")
+    }
+
+    @Test func readmeShowsTheJOSECode() throws {
+        let readme = try String(contentsOf: SharedVectors.repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        let start = try #require(source.range(of: "// README-JOSE-BEGIN\n"))
+        let end = try #require(source.range(of: "        // README-JOSE-END"))
+        let body = source[start.upperBound..<end.lowerBound]
+            .split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.hasPrefix("        ") ? String($0.dropFirst(8)) : String($0) }
+            .joined(separator: "\n")
+        let block = try #require(readme.range(of: "```swift\n// JWE: a nested token"))
+        let blockStart = readme.index(block.lowerBound, offsetBy: "```swift\n".count)
+        let blockEnd = try #require(readme.range(of: "\n```", range: blockStart..<readme.endIndex))
+        #expect(String(readme[blockStart..<blockEnd.lowerBound]) + "\n" == body)
     }
 
     @Test func readmeShowsTheJWTCode() throws {
