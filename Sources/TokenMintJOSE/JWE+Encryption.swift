@@ -96,7 +96,10 @@ extension JWE {
     /// Encrypts `plaintext` to one key; every header member is protected, so
     /// the result has a compact form.
     /// - Parameters:
+    ///   - plaintext: the content (a nested JWT, JSON, any bytes).
+    ///   - key: the recipient's public key, or the shared `oct` key.
     ///   - algorithm: the key management algorithm (default: ``defaultAlgorithm(for:)``).
+    ///   - encryption: the content encryption algorithm.
     ///   - header: more protected members (`typ`, `cty`, `kid`, `apu`, `apv`, …).
     public static func encrypt(
         _ plaintext: some DataProtocol, key: JWK, algorithm: JWEAlgorithm? = nil, encryption: JWEEncryption = .A256GCM,

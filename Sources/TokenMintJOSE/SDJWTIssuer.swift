@@ -19,6 +19,8 @@ public struct SDJWTIssuer: Sendable {
     /// `/nationalities/1`) made selectively disclosable. A pointer may name
     /// a claim inside another disclosable one (recursive disclosure).
     /// - Parameters:
+    ///   - claims: the claims set, signed as given apart from the disclosable claims.
+    ///   - disclosable: JSON Pointers to the members and array elements to make disclosable.
     ///   - decoys: decoy digests added to the top-level `_sd` (at most 64).
     ///   - holderKey: the holder's key, put (public half only) in `cnf.jwk`.
     /// - Throws: `.jose.invalidClaim` for a pointer that names nothing, the

@@ -40,11 +40,12 @@ public struct SDJWTVerifier: Sendable {
 
     /// Verifies `text`.
     /// - Parameters:
-    ///   - audience, nonce: what the key binding JWT must carry; giving
-    ///     either requires a key binding JWT.
+    ///   - text: the SD-JWT or presentation, compact.
+    ///   - audience: the `aud` the key binding JWT must carry; giving it requires a key binding JWT.
+    ///   - nonce: the `nonce` the key binding JWT must carry; giving it requires a key binding JWT.
     ///   - requireKeyBinding: refuse a presentation without one.
-    ///   - verifiableCredentialType: when given, the header's `typ` must be
-    ///     ``SDJWT/verifiableCredentialType`` and `vct` must equal it.
+    ///   - vct: when given, the header's `typ` must be
+    ///     ``SDJWT/verifiableCredentialType`` and the `vct` claim must equal it.
     /// - Throws: `.jose.invalidSignature` for either signature, `.jose.invalidClaim`
     ///   for a disclosure that does not fit, `.jose.invalidAudience`, `.jose.replayed`
     ///   (a wrong nonce), `.jose.expired` / `.jose.issuedInFuture` for the KB-JWT's `iat`.

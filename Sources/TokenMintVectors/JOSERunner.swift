@@ -168,7 +168,7 @@ enum JWERunner {
                     let text = jwe.stringValue ?? String(decoding: JSONWriter.encode(jwe), as: UTF8.self)
                     let plaintext = decrypt(text, keys: keys)
                     if let plaintext, let pt = t["pt"]?.stringValue {
-                        accepted = (try? Hex.decode(pt)) == plaintext
+                        accepted = (try? Hex.decode(pt)).map { SecureBytes($0) } == plaintext
                     } else {
                         accepted = plaintext != nil
                     }
@@ -191,11 +191,11 @@ enum JWERunner {
     }
 
     /// The plaintext, when one of the keys (the one whose `kid` the header names, if any) decrypts `text`.
-    private static func decrypt(_ text: String, keys: [JWK]) -> [UInt8]? {
+    private static func decrypt(_ text: String, keys: [JWK]) -> SecureBytes? {
         guard let jwe = try? JWE(parsing: text) else { return nil }
         let kid = jwe.protectedHeader["kid"]?.stringValue
         for key in keys where kid == nil || key.keyID == nil || key.keyID == kid {
-            if let opened = try? jwe.decrypt(using: key) { return opened.plaintext.unsafeCopy }
+            if let opened = try? jwe.decrypt(using: key) { return opened.plaintext }
         }
         return nil
     }

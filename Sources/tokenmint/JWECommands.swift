@@ -93,7 +93,7 @@ struct JWECommand: ParsableCommand {
             if !enc.isEmpty { policy.encryptions = Set(try enc.map(JWECommand.encryption)) }
             let text = String(decoding: try JWECommand.input(input, limit: JWECommand.jweLimit), as: UTF8.self)
             let opened = try JWE(parsing: text, maximumBytes: JWECommand.jweLimit).decrypt(using: key, policy: policy)
-            try Output.write(opened.plaintext.unsafeCopy)
+            try Output.write(opened.plaintext)
         }
     }
 }

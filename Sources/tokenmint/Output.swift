@@ -27,6 +27,14 @@ enum Output {
         try flush()
     }
 
+    /// Writes a secret (a decrypted plaintext) to standard output from its
+    /// zeroing memory, never copied into ordinary memory here.
+    static func write(_ secret: SecureBytes) throws(CLIError) {
+        let written = secret.withUnsafeBytes { $0.isEmpty ? 0 : fwrite($0.baseAddress, 1, $0.count, standardOutputStream) }
+        guard written == secret.count else { throw failure() }
+        try flush()
+    }
+
     /// Flushes standard output; throws when anything written so far was lost.
     static func flush() throws(CLIError) {
         guard fflush(standardOutputStream) == 0, ferror(standardOutputStream) == 0 else { throw failure() }
