@@ -271,9 +271,12 @@ extension LocalTokenIssuer {
 
     /// An elevated token: only after a FIDO2 assertion by a passkey of
     /// `account`, over a challenge this issuer gave out for that account.
-    /// Carries `acr`/`amr` and the account; never refreshed.
+    /// Carries `acr`/`amr` and the account; never refreshed. With
+    /// `dpopThumbprint` (the signed-in token was DPoP-bound) the elevated
+    /// token is bound to the same key.
     public func elevate(
-        account: String, clientID: String, credentialID: [UInt8], clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8]
+        account: String, clientID: String, credentialID: [UInt8], clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8],
+        dpopThumbprint: String? = nil
     ) throws(TokenMintError) -> OAuthToken {
         let result = try verifyPasskey(.elevate, account: account, credentialID: credentialID, clientDataJSON: clientDataJSON,
                                        authenticatorData: authenticatorData, signature: signature, userHandle: nil)
@@ -281,7 +284,8 @@ extension LocalTokenIssuer {
         extra.set("acr", "urn:tokenmint:acr:fido2")
         extra.set("amr", .array(result.userVerified ? ["hwk", "user"] : ["hwk"]))
         extra.set("account", .string(account))
-        let (access, expiresAt) = try accessToken(account: account, clientID: clientID, scopes: ["elevated"], lifetime: elevatedLifetime, extra: extra)
+        let (access, expiresAt) = try accessToken(account: account, clientID: clientID, scopes: ["elevated"], lifetime: elevatedLifetime, extra: extra,
+                                                  jkt: dpopThumbprint)
         logger.notice("elevated", metadata: ["account": "\(account)", "client_id": "\(clientID)", "signCount": "\(result.signCount)",
                                              "uv": "\(result.userVerified)"])
         return OAuthToken(accessToken: access, refreshToken: nil, expiresAt: expiresAt, elevated: true, account: account)

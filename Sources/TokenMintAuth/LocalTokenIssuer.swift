@@ -156,10 +156,13 @@ public actor LocalTokenIssuer {
     /// Issues an account token for `account`: an access token and, when
     /// `refreshable` (the default), the first refresh token of a new family.
     /// With `dpopThumbprint` (the RFC 7638 thumbprint of the key a DPoP
-    /// proof showed) the access token carries `cnf.jkt` and the refresh
-    /// family is bound to that key (RFC 9449 §5–6).
+    /// proof showed) the access token carries `cnf.jkt`, and, when
+    /// `bindsRefreshToken` (a public client's, RFC 9449 §5), so does the
+    /// refresh family: it then rotates only with a proof of that key. A
+    /// confidential client authenticates at every refresh and may change keys.
     public func issue(
-        account: String, clientID: String, scopes: [String] = [], refreshable: Bool = true, dpopThumbprint: String? = nil
+        account: String, clientID: String, scopes: [String] = [], refreshable: Bool = true, dpopThumbprint: String? = nil,
+        bindsRefreshToken: Bool = true
     ) throws(TokenMintError) -> OAuthToken {
         guard !account.isEmpty, account.utf8.count <= 128 else { throw TokenMintError(.auth.notSignedIn, "no account") }
         guard !clientID.isEmpty, clientID.utf8.count <= 128, clientID.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
@@ -170,7 +173,8 @@ public actor LocalTokenIssuer {
             return OAuthToken(accessToken: access, refreshToken: nil, expiresAt: expiresAt, elevated: false, account: account)
         }
         return try newFamilyMember(
-            account: account, clientID: clientID, scopes: scopes, family: Base64URL.encode(SecureRandom.bytes(count: 16)), jkt: dpopThumbprint)
+            account: account, clientID: clientID, scopes: scopes, family: Base64URL.encode(SecureRandom.bytes(count: 16)),
+            jkt: bindsRefreshToken ? dpopThumbprint : nil, accessJKT: dpopThumbprint)
     }
 
     /// Issues an access token to a client acting for itself (the OAuth
@@ -184,8 +188,12 @@ public actor LocalTokenIssuer {
         return OAuthToken(accessToken: access, refreshToken: nil, expiresAt: expiresAt, elevated: false, account: clientID)
     }
 
-    func newFamilyMember(account: String, clientID: String, scopes: [String], family: String, jkt: String? = nil) throws(TokenMintError) -> OAuthToken {
-        try transaction { tx in try newFamilyMember(account: account, clientID: clientID, scopes: scopes, family: family, jkt: jkt, in: tx) }
+    func newFamilyMember(
+        account: String, clientID: String, scopes: [String], family: String, jkt: String? = nil, accessJKT: String? = nil
+    ) throws(TokenMintError) -> OAuthToken {
+        try transaction { tx in
+            try newFamilyMember(account: account, clientID: clientID, scopes: scopes, family: family, jkt: jkt, accessJKT: accessJKT, in: tx)
+        }
     }
 
     /// Signs an access token and writes a new refresh token of `family` in
@@ -220,9 +228,13 @@ public actor LocalTokenIssuer {
     /// thumbprint `dpopThumbprint` (or with none: nil). A family bound to
     /// a key is rotated only with a proof of that key (RFC 9449 §5);
     /// otherwise it is refused (`refreshTokenInvalid`) and left as it was.
-    /// The new access token is bound to the proof's key when one was shown.
-    public func refresh(_ refreshToken: String, clientID: String, dpopThumbprint: String?) throws(TokenMintError) -> OAuthToken {
-        try rotate(refreshToken, clientID: clientID, dpopThumbprint: dpopThumbprint)
+    /// The new access token is bound to the proof's key when one was shown;
+    /// with `bindsRefreshToken` (a public client) an unbound family shown a
+    /// proof is bound from then on.
+    public func refresh(
+        _ refreshToken: String, clientID: String, dpopThumbprint: String?, bindsRefreshToken: Bool = true
+    ) throws(TokenMintError) -> OAuthToken {
+        try rotate(refreshToken, clientID: clientID, dpopThumbprint: dpopThumbprint, bindsRefreshToken: bindsRefreshToken)
     }
 
     /// Revokes the family of a refresh token issued to `clientID` (RFC 7009):
@@ -246,7 +258,7 @@ public actor LocalTokenIssuer {
         return true
     }
 
-    func rotate(_ refreshToken: String, clientID: String?, dpopThumbprint: String? = nil) throws(TokenMintError) -> OAuthToken {
+    func rotate(_ refreshToken: String, clientID: String?, dpopThumbprint: String? = nil, bindsRefreshToken: Bool = false) throws(TokenMintError) -> OAuthToken {
         let name = LocalTokenIssuer.hashName(refreshToken)
         let now = clock()
         enum Outcome {
@@ -273,8 +285,8 @@ public actor LocalTokenIssuer {
             record.used = true
             try tx.setValue(name, [UInt8]((try? JSONEncoder().encode(record)) ?? Data()))
             let successor = try newFamilyMember(
-                account: record.account, clientID: record.clientID, scopes: record.scopes, family: record.family, jkt: record.jkt,
-                accessJKT: dpopThumbprint, in: tx)
+                account: record.account, clientID: record.clientID, scopes: record.scopes, family: record.family,
+                jkt: record.jkt ?? (bindsRefreshToken ? dpopThumbprint : nil), accessJKT: dpopThumbprint, in: tx)
             return .fresh(record, successor)
         }
         switch outcome {

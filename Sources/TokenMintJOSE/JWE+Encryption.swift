@@ -17,16 +17,19 @@ public struct JWEPolicy: Sendable {
     public var maximumBytes: Int
     /// Header names this caller understands when `crit` lists them.
     public var understoodCritical: Set<String>
+    /// The most recipients a JWE may list (default 8): each tried costs a private-key operation.
+    public var maximumRecipients: Int
 
     /// A policy; by default any algorithm the key admits, 1 MiB, no `crit` extensions.
     public init(
         algorithms: Set<JWEAlgorithm>? = nil, encryptions: Set<JWEEncryption>? = nil, maximumBytes: Int = JWE.defaultMaximumBytes,
-        understoodCritical: Set<String> = []
+        understoodCritical: Set<String> = [], maximumRecipients: Int = 8
     ) {
         self.algorithms = algorithms
         self.encryptions = encryptions
         self.maximumBytes = maximumBytes
         self.understoodCritical = understoodCritical
+        self.maximumRecipients = maximumRecipients
     }
 }
 
@@ -126,8 +129,10 @@ extension JWE {
             try r.key.admit(r.algorithm, encryption: encryption, for: .encrypt)
             if r.algorithm.isDirect, recipientKeys.count > 1 { throw TokenMintError(.jose.algorithmNotAllowed, "\(r.algorithm) allows one recipient only") }
         }
-        for name in ["alg", "enc", "zip", "epk", "iv", "tag"] where header[name] != nil || unprotectedHeader?[name] != nil {
-            throw .header("\"\(name)\" is set by the encryption, not by the caller")
+        for name in ["alg", "enc", "zip", "epk", "iv", "tag", "crit"] {
+            guard header[name] == nil || name == "crit", unprotectedHeader?[name] == nil,
+                !recipientKeys.contains(where: { $0.header[name] != nil })
+            else { throw .header("\"\(name)\" is set by the encryption, not by the caller") }
         }
         let single = recipientKeys.count == 1
         var protected = header
@@ -180,6 +185,9 @@ extension JWE {
     ///   and `zip`; `.jose.algorithmNotAllowed` when the key or the policy
     ///   refuses the algorithm; `.jose.invalidHeader`, `.jose.unsupportedCritical`.
     public func decrypt(using key: JWK, policy: JWEPolicy = JWEPolicy()) throws(TokenMintError) -> Decrypted {
+        guard recipients.count <= policy.maximumRecipients else {
+            throw TokenMintError(.jose.tooLarge, "the JWE lists \(recipients.count) recipients; this policy takes \(policy.maximumRecipients)")
+        }
         var lastError: TokenMintError? = nil
         var tried = 0
         for (index, recipient) in recipients.enumerated() {
@@ -234,7 +242,7 @@ extension JWE {
     static func algorithms(_ header: JSONObject, protectedHeader: JSONObject, policy: JWEPolicy) throws(TokenMintError) -> (JWEAlgorithm, JWEEncryption) {
         guard let algName = header["alg"] else { throw .header("the JWE header has no \"alg\"") }
         guard let algText = algName.stringValue else { throw .header("\"alg\" must be a string") }
-        guard let encName = header["enc"] else { throw .header("the JWE header has no \"enc\"") }
+        guard let encName = protectedHeader["enc"] else { throw .header("\"enc\" must be in the protected header") }
         guard let encText = encName.stringValue else { throw .header("\"enc\" must be a string") }
         guard let algorithm = JWEAlgorithm(name: algText) else {
             throw TokenMintError(.jose.unsupportedAlgorithm, "JWE alg \"\(SafeText.escaped(algText))\" is not supported (RSA1_5 and PBES2 are refused on purpose)")

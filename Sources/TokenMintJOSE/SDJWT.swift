@@ -197,10 +197,18 @@ enum SDJWTProcessor {
         return Result(claims: claims, pointers: state.used)
     }
 
+    /// Top-level claims that are never selectively disclosable: the
+    /// verifier checks them on the issuer-signed payload (RFC 9901 §9.7,
+    /// SD-JWT VC §3.2.2.2).
+    static let alwaysSigned: Set<String> = ["iss", "exp", "nbf", "cnf", "vct", "status", "_sd_alg"]
+    /// The deepest disclosures may nest (each recursion level is one Swift frame).
+    static let maximumDepth = 32
+
     struct State {
         let byDigest: [String: SDJWTDisclosure]
         var seen: Set<String> = []
         var used: [String: String] = [:]
+        var depth = 0
 
         mutating func claim(_ digest: JSONValue) throws(TokenMintError) -> SDJWTDisclosure? {
             guard let text = digest.stringValue else { throw TokenMintError.claim("a digest must be a string") }
@@ -209,9 +217,12 @@ enum SDJWTProcessor {
         }
 
         mutating func value(_ value: JSONValue, path: String) throws(TokenMintError) -> JSONValue {
+            guard value.objectValue != nil || value.arrayValue != nil else { return value }
+            depth += 1
+            defer { depth -= 1 }
+            guard depth <= SDJWTProcessor.maximumDepth else { throw TokenMintError(.jose.tooLarge, "disclosures nest deeper than \(SDJWTProcessor.maximumDepth)") }
             if let object = value.objectValue { return .object(try self.object(object, path: path)) }
-            if let array = value.arrayValue { return .array(try self.array(array, path: path)) }
-            return value
+            return .array(try self.array(value.arrayValue ?? [], path: path))
         }
 
         mutating func object(_ object: JSONObject, path: String) throws(TokenMintError) -> JSONObject {
@@ -226,6 +237,9 @@ enum SDJWTProcessor {
                 guard let d = try claim(digest) else { continue }  // a decoy, or not disclosed
                 guard let name = d.name else { throw TokenMintError.claim("an array element's disclosure is referenced from _sd") }
                 guard out[name] == nil else { throw TokenMintError.claim("the disclosed claim \(SafeText.escaped(name)) is already present") }
+                guard !path.isEmpty || !SDJWTProcessor.alwaysSigned.contains(name) else {
+                    throw TokenMintError.claim("\(name) is never selectively disclosable")
+                }
                 let childPath = path + "/" + SDJWTPointer.escape(name)
                 used[d.digest] = childPath
                 out.set(name, try value(d.value, path: childPath))

@@ -34,6 +34,9 @@ public struct SDJWTIssuer: Sendable {
         }
         let wanted = Set(disclosable)
         guard !wanted.contains("") else { throw TokenMintError.claim("the whole claims set cannot be one disclosure") }
+        for name in SDJWTProcessor.alwaysSigned where wanted.contains("/" + name) {
+            throw TokenMintError.claim("\(name) is never selectively disclosable: verifiers check it on the signed payload")
+        }
         var builder = Builder(wanted: wanted)
         var payload = try builder.object(claims, path: "", decoys: decoys)
         let missing = wanted.subtracting(builder.found)

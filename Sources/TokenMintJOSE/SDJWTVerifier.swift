@@ -72,8 +72,11 @@ public struct SDJWTVerifier: Sendable {
         let processed = try SDJWTProcessor.process(payload, disclosures: sdjwt.disclosures)
         var holderKey: JWK? = nil
         if let jwk = payload["cnf"]?.objectValue?["jwk"]?.objectValue {
-            guard jwk["d"] == nil, jwk["k"] == nil else { throw TokenMintError.claim("cnf.jwk must be a public key") }
-            holderKey = try JWK(object: jwk)
+            let privateMembers: Set<String> = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"]
+            guard !jwk.contains(where: { privateMembers.contains($0.name) }) else { throw TokenMintError.claim("cnf.jwk must be a public key") }
+            let key = try JWK(object: jwk)
+            guard key.keyType != .oct, !key.isPrivate else { throw TokenMintError.claim("cnf.jwk must be a public key") }
+            holderKey = key
         }
         let needsBinding = requireKeyBinding || audience != nil || nonce != nil
         guard let kb = sdjwt.keyBindingJWT else {
@@ -81,11 +84,15 @@ public struct SDJWTVerifier: Sendable {
             return VerifiedSDJWT(header: verified.header, claims: processed.claims, disclosures: sdjwt.disclosures, holderKey: holderKey, isKeyBound: false)
         }
         guard let holderKey else { throw TokenMintError.claim("a key binding JWT needs cnf.jwk in the issuer's claims") }
+        // RFC 9901 §7.3: a key binding JWT is only worth its aud and nonce; without them it could be replayed.
+        guard let audience, let nonce else {
+            throw TokenMintError(.jose.invalidConfiguration, "checking a key binding JWT takes the verifier's audience and nonce")
+        }
         try checkKeyBinding(kb, key: holderKey, prefix: sdjwt.presentationPrefix, audience: audience, nonce: nonce)
         return VerifiedSDJWT(header: verified.header, claims: processed.claims, disclosures: sdjwt.disclosures, holderKey: holderKey, isKeyBound: true)
     }
 
-    private func checkKeyBinding(_ kb: String, key: JWK, prefix: String, audience: String?, nonce: String?) throws(TokenMintError) {
+    private func checkKeyBinding(_ kb: String, key: JWK, prefix: String, audience: String, nonce: String) throws(TokenMintError) {
         var validation = JWTValidation()
         validation.requiredClaims = ["iat", "aud", "nonce", "sd_hash"]
         validation.type = SDJWT.keyBindingType
@@ -94,7 +101,7 @@ public struct SDJWTVerifier: Sendable {
         validation.maximumAge = keyBindingMaximumAge
         validation.clock = issuer.validation.clock
         let verified = try JWTVerifier(key: key, validation: validation).verify(kb)
-        if let nonce, verified.claims.additional["nonce"]?.stringValue != nonce {
+        if verified.claims.additional["nonce"]?.stringValue != nonce {
             throw TokenMintError(.jose.replayed, "the key binding JWT's nonce is not the one this verifier gave")
         }
         guard verified.claims.additional["sd_hash"]?.stringValue == SDJWTDisclosure.digest(prefix) else {

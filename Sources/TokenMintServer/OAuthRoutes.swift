@@ -162,7 +162,8 @@ struct OAuthRoutes: Sendable {
             return Self.failure(.badRequest, "invalid_grant", "code_verifier does not match the code_challenge")
         }
         do {
-            let token = try await issuer.issue(account: grant.username, clientID: client.id, scopes: grant.scopes, dpopThumbprint: dpop)
+            let token = try await issuer.issue(account: grant.username, clientID: client.id, scopes: grant.scopes, dpopThumbprint: dpop,
+                                               bindsRefreshToken: !client.isConfidential)
             logger.info("token issued", metadata: ["grant": "authorization_code", "client_id": "\(client.id)", "account": "\(grant.username)",
                                                    "dpop": "\(dpop != nil)"])
             return tokenResponse(token, scope: grant.scopes.joined(separator: " "), refresh: client.grants.contains("refresh_token"), dpop: dpop != nil)
@@ -180,7 +181,7 @@ struct OAuthRoutes: Sendable {
             return Self.failure(.badRequest, "invalid_request", "refresh_token is missing")
         }
         do {
-            let token = try await issuer.refresh(presented, clientID: client.id, dpopThumbprint: dpop)
+            let token = try await issuer.refresh(presented, clientID: client.id, dpopThumbprint: dpop, bindsRefreshToken: !client.isConfidential)
             let scopes = (try? await issuer.verify(token.accessToken))?.claims.scopes ?? []
             logger.info("token refreshed", metadata: ["client_id": "\(client.id)", "account": "\(token.account)", "dpop": "\(dpop != nil)"])
             return tokenResponse(token, scope: scopes.joined(separator: " "), refresh: true, dpop: dpop != nil)

@@ -220,7 +220,7 @@ struct PasskeyRoutes: Sendable {
     }
 
     /// The signed-in account a step-up is for, with its passkeys.
-    func stepUpAccount(_ request: Request) async throws(TokenMintError) -> (account: String, clientID: String, credentials: [[UInt8]]) {
+    func stepUpAccount(_ request: Request) async throws(TokenMintError) -> (account: String, clientID: String, credentials: [[UInt8]], jkt: String?) {
         guard let claims = try await bearerClaims(request) else {
             throw TokenMintError(.server.unauthorized, "a step-up needs the signed-in account's bearer token")
         }
@@ -229,24 +229,25 @@ struct PasskeyRoutes: Sendable {
         }
         let credentials = try await issuer.passkeyCredentialIDs(account: account)
         guard !credentials.isEmpty else { throw TokenMintError(.server.forbidden, "the account has no passkey to step up with") }
-        return (account, claims.clientID ?? Self.clientID, credentials)
+        return (account, claims.clientID ?? Self.clientID, credentials, claims.additional["cnf"]?.objectValue?["jkt"]?.stringValue)
     }
 
     func stepUpOptions(_ request: Request) async throws(TokenMintError) -> Response {
-        let (account, _, credentials) = try await stepUpAccount(request)
+        let (account, _, credentials, _) = try await stepUpAccount(request)
         return requestOptions(challenge: try await issuer.elevationChallenge(account: account), credentialIDs: credentials)
     }
 
     func stepUp(_ request: Request) async throws(TokenMintError) -> Response {
-        let (account, clientID, _) = try await stepUpAccount(request)
+        let (account, clientID, _, jkt) = try await stepUpAccount(request)
         let body = try await body(request)
         let (rawID, response) = try Self.credential(body)
         let token = try await issuer.elevate(
             account: account, clientID: clientID, credentialID: rawID, clientDataJSON: try Self.bytes(response, "clientDataJSON"),
-            authenticatorData: try Self.bytes(response, "authenticatorData"), signature: try Self.bytes(response, "signature", maximum: 1024))
+            authenticatorData: try Self.bytes(response, "authenticatorData"), signature: try Self.bytes(response, "signature", maximum: 1024),
+            dpopThumbprint: jkt)
         return HTTPMessages.json(.ok, JSONObject([
             ("verified", true), ("elevated", true), ("username", .string(account)), ("accessToken", .string(token.accessToken)),
-            ("tokenType", "Bearer"), ("scope", "elevated"), ("expiresAt", .number(token.expiresAt)),
+            ("tokenType", .string(jkt == nil ? "Bearer" : "DPoP")), ("scope", "elevated"), ("expiresAt", .number(token.expiresAt)),
         ]))
     }
 }

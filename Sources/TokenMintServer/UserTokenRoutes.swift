@@ -97,6 +97,11 @@ struct UserTokenRoutes: Sendable {
         guard verified.claims.clientID != subject, !verified.claims.scopes.contains(DeskAuthenticator.scope) else {
             throw TokenMintError(.auth.accessTokenInvalid, "a client-credentials token names no user")
         }
+        // A token bound to a key (RFC 9449) is worth nothing without a proof of
+        // that key; the exchange's body carries none, so it never takes one.
+        guard verified.claims.additional["cnf"] == nil else {
+            throw TokenMintError(.auth.accessTokenInvalid, "a DPoP-bound access token cannot be exchanged for a user token")
+        }
         return subject
     }
 

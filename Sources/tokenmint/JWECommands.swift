@@ -15,8 +15,12 @@ struct JWECommand: ParsableCommand {
     /// A key file for JWE: a JWK, or a PEM key (whose default JWS `alg` is dropped).
     static func key(_ path: String) throws -> JWK {
         var key = try readJWK(path)
-        let text = String(decoding: try readFile(path, limit: 1 << 20), as: UTF8.self)
-        if !text.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("{") { key.algorithmName = nil }
+        // A PEM key comes with its type's default JWS alg, which would refuse every JWE algorithm.
+        if let name = key.algorithmName, JWSAlgorithm(name: name) != nil, key.use == nil, key.keyOperations == nil,
+            String(decoding: try readFile(path, limit: 1 << 20).prefix(16), as: UTF8.self).contains("-----BEGIN")
+        {
+            key.algorithmName = nil
+        }
         return key
     }
 

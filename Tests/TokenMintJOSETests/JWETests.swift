@@ -279,6 +279,17 @@ struct JWETests {
         }
         expectJOSE(.jose.unsupportedAlgorithm) { _ = try JWE(parsing: token(#"{"alg":"A128KW","enc":"A128GCM","zip":"DEF"}"#, ek: Array(repeating: 0, count: 24))).decrypt(using: kw) }
         expectJOSE(.jose.unsupportedCritical) { _ = try JWE(parsing: token(#"{"alg":"A128KW","enc":"A128GCM","crit":["exp"],"exp":1}"#, ek: Array(repeating: 0, count: 24))).decrypt(using: kw) }
+        // enc must be protected; recipients' headers cannot set what the encryption sets; a recipient cap.
+        let protectedAlgOnly = b64(#"{"alg":"A128KW"}"#)
+        expectJOSE(.jose.invalidHeader) {
+            _ = try JWE(parsing: #"{"protected":"\#(protectedAlgOnly)","unprotected":{"enc":"A128GCM"},"encrypted_key":"\#(b64([UInt8](repeating: 0, count: 24)))","iv":"AAAAAAAAAAAAAAAA","ciphertext":"AA","tag":"AAAAAAAAAAAAAAAAAAAAAA"}"#).decrypt(using: kw)
+        }
+        expectJOSE(.jose.invalidHeader) {
+            _ = try JWE.encrypt([1], to: [JWE.RecipientKey(key: kw, algorithm: .A128KW, header: ["enc": "A256GCM"])], encryption: .A128GCM)
+        }
+        let many = try JWE.encrypt([1], to: Array(repeating: JWE.RecipientKey(key: kw, algorithm: .A128KW), count: 9), encryption: .A128GCM)
+        expectJOSE(.jose.tooLarge) { _ = try JWE(parsing: many.generalJSON).decrypt(using: kw) }
+        #expect(try JWE(parsing: many.generalJSON).decrypt(using: kw, policy: JWEPolicy(maximumRecipients: 9)).plaintext.count == 1)
         // The policy narrows what is accepted.
         let jwe = try JWE.encrypt([1], key: kw, algorithm: .A128KW, encryption: .A128GCM)
         expectJOSE(.jose.algorithmNotAllowed) { _ = try jwe.decrypt(using: kw, policy: JWEPolicy(algorithms: [.A256KW])) }

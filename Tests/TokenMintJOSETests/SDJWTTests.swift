@@ -109,6 +109,25 @@ struct SDJWTTests {
             let jwt = try signer.sign(claimsJSON: JSONWriter.encode(.object(payload)))
             expectJOSE(.jose.invalidClaim, "\(payload)") { _ = try verifier.verify(jwt + "~" + d.encoded + "~") }
         }
+        // A key binding JWT is checked only against this verifier's aud and nonce.
+        expectJOSE(.jose.invalidConfiguration) { _ = try verifier.verify(bound.serialization) }
+        // Time and binding claims are never selectively disclosable, and a disclosure cannot bring them in.
+        for name in ["exp", "nbf", "iss", "cnf", "vct", "status"] {
+            expectJOSE(.jose.invalidClaim, "\(name)") { _ = try issuer.issue(claims, disclosable: ["/\(name)"]) }
+        }
+        let sneaked = try SDJWTDisclosure(encoded: b64(#"["salt","exp",99999999999]"#))
+        let unsigned = try signer.sign(claimsJSON: JSONWriter.encode(.object(["_sd": .array([.string(sneaked.digest)])])))
+        expectJOSE(.jose.invalidClaim) { _ = try verifier.verify(unsigned + "~" + sneaked.encoded + "~") }
+        // Disclosures nested 40 deep are refused with a typed error, not a deep recursion.
+        var chain: [SDJWTDisclosure] = []
+        var inner: JSONValue = "leaf"
+        for level in 0..<40 {
+            let d = try SDJWTDisclosure(encoded: b64(String(decoding: JSONWriter.encode(.array([.string("s\(level)"), "n", inner])), as: UTF8.self)))
+            chain.append(d)
+            inner = .object(["_sd": .array([.string(d.digest)])])
+        }
+        let deep = try signer.sign(claimsJSON: JSONWriter.encode(inner))
+        expectJOSE(.jose.tooLarge) { _ = try verifier.verify(deep + "~" + chain.map { $0.encoded + "~" }.joined()) }
         // Reserved names and unknown pointers at issuance.
         expectJOSE(.jose.invalidClaim) { _ = try issuer.issue(["_sd": "x"], disclosable: []) }
         expectJOSE(.jose.invalidClaim) { _ = try issuer.issue(claims, disclosable: ["/nope"]) }

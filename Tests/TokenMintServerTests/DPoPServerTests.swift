@@ -82,18 +82,28 @@ struct DPoPServerTests {
             let first = try await issuer.issue(account: "ada", clientID: "app", scopes: ["read"], dpopThumbprint: "jkt-A")
             let access = try UnverifiedJWT.decode(first.accessToken).claims
             #expect(access["cnf"]?.objectValue?["jkt"]?.stringValue == "jkt-A")
+            // The user-token exchange has no proof to check, so it takes no bound token.
+            await #expect(throws: TokenMintError.self) { _ = try await UserTokenRoutes.subject(of: first.accessToken, issuer: issuer) }
+            let unbound = try await issuer.issue(account: "ada", clientID: "app")
+            #expect(try await UserTokenRoutes.subject(of: unbound.accessToken, issuer: issuer) == "ada")
             let refresh = try #require(first.refreshToken)
             await #expect(throws: TokenMintError.self) { _ = try await issuer.refresh(refresh, clientID: "app", dpopThumbprint: nil) }
             await #expect(throws: TokenMintError.self) { _ = try await issuer.refresh(refresh, clientID: "app", dpopThumbprint: "jkt-B") }
             await #expect(throws: TokenMintError.self) { _ = try await issuer.refresh(refresh, clientID: "app") }
             let next = try await issuer.refresh(refresh, clientID: "app", dpopThumbprint: "jkt-A")
             #expect(try UnverifiedJWT.decode(next.accessToken).claims["cnf"]?.objectValue?["jkt"]?.stringValue == "jkt-A")
-            // An unbound family stays unbound; a proof at refresh binds the new access token only.
-            let loose = try await issuer.issue(account: "ada", clientID: "app")
-            let bound = try await issuer.refresh(try #require(loose.refreshToken), clientID: "app", dpopThumbprint: "jkt-C")
-            #expect(try UnverifiedJWT.decode(bound.accessToken).claims["cnf"]?.objectValue?["jkt"]?.stringValue == "jkt-C")
+            // A confidential client's family stays unbound: a proof at refresh binds the new access token only.
+            let loose = try await issuer.issue(account: "ada", clientID: "app", dpopThumbprint: "jkt-C", bindsRefreshToken: false)
+            #expect(try UnverifiedJWT.decode(loose.accessToken).claims["cnf"]?.objectValue?["jkt"]?.stringValue == "jkt-C")
+            let bound = try await issuer.refresh(try #require(loose.refreshToken), clientID: "app", dpopThumbprint: "jkt-D", bindsRefreshToken: false)
+            #expect(try UnverifiedJWT.decode(bound.accessToken).claims["cnf"]?.objectValue?["jkt"]?.stringValue == "jkt-D")
             let again = try await issuer.refresh(try #require(bound.refreshToken), clientID: "app")
             #expect(try UnverifiedJWT.decode(again.accessToken).claims["cnf"] == nil)
+            // A public client's unbound family shown a proof is bound from then on.
+            let open = try await issuer.issue(account: "ada", clientID: "app")
+            let nowBound = try await issuer.refresh(try #require(open.refreshToken), clientID: "app", dpopThumbprint: "jkt-E")
+            await #expect(throws: TokenMintError.self) { _ = try await issuer.refresh(try #require(nowBound.refreshToken), clientID: "app") }
+            _ = try await issuer.refresh(try #require(nowBound.refreshToken), clientID: "app", dpopThumbprint: "jkt-E")
         }
     }
 }
