@@ -23,6 +23,8 @@ let allTargets: [FuzzTarget] = [
     FuzzTarget(name: "jws-compact", run: fuzzJWSCompact),
     FuzzTarget(name: "jws-json", run: fuzzJWSJSON),
     FuzzTarget(name: "jwk", run: fuzzJWK),
+    FuzzTarget(name: "jwe", run: fuzzJWE),
+    FuzzTarget(name: "sd-jwt", run: fuzzSDJWT),
     FuzzTarget(name: "key-import", run: fuzzKeyImport),
     FuzzTarget(name: "cbor", run: fuzzCBOR),
     FuzzTarget(name: "cose-key", run: fuzzCOSEKey),

@@ -9,6 +9,7 @@ nonisolated(unsafe) var secretVerifier: JWSVerifier?
 nonisolated(unsafe) var jwtVerifier: JWTVerifier?
 
 func prepareJOSEFixtures() {
+    prepareJWEFixtures()
     if let text = dataFile("jwks.json"), let set = try? JWKSet(json: String(decoding: text, as: UTF8.self)) {
         publicVerifier = JWSVerifier(keys: set)
         var validation = JWTValidation()
@@ -109,4 +110,47 @@ func fuzzKeyImport(_ input: [UInt8]) {
     case 10: _ = try? RSA.PublicKey(pemRepresentation: text)
     default: _ = try? RSA.PrivateKey(pemRepresentation: text)
     }
+}
+
+/// The RFC 7520 §5 recipients' private keys (Fuzz/Data/jwe-keys.json) and an
+/// SD-JWT verifier over the RFC 7520 public keys, so seeded JWEs and SD-JWTs
+/// reach decryption and the disclosure rules.
+nonisolated(unsafe) var jweKeys: [JWK] = []
+nonisolated(unsafe) var sdjwtVerifier: SDJWTVerifier?
+
+func prepareJWEFixtures() {
+    if let text = dataFile("jwe-keys.json"), let object = try? JSONParser.parse(text).objectValue, let keys = object["keys"]?.arrayValue {
+        jweKeys = keys.compactMap { $0.objectValue.flatMap { try? JWK(object: $0) } }
+    }
+    if let text = dataFile("jwks.json"), let set = try? JWKSet(json: String(decoding: text, as: UTF8.self)) {
+        sdjwtVerifier = SDJWTVerifier(issuerKeys: set)
+    }
+}
+
+/// JWE in any serialization: what parses survives its own general JSON form,
+/// then every recipient key tries to decrypt it.
+func fuzzJWE(_ input: [UInt8]) {
+    guard let jwe = try? JWE(parsing: String(decoding: input, as: UTF8.self)) else { return }
+    guard let again = try? JWE(parsing: jwe.generalJSON), again.protectedSegment == jwe.protectedSegment, again.iv == jwe.iv,
+        again.ciphertext == jwe.ciphertext, again.tag == jwe.tag, again.recipients.count == jwe.recipients.count,
+        again.additionalDataSegment == jwe.additionalDataSegment
+    else { violated("a JWE changed in a general JSON round trip") }
+    if let compact = try? jwe.compactSerialization, (try? JWE(parsing: compact))?.protectedSegment != jwe.protectedSegment {
+        violated("a JWE's own compact form does not parse back")
+    }
+    for key in jweKeys { _ = try? jwe.decrypt(using: key) }
+}
+
+/// SD-JWT and presentations: what parses serializes back to itself; the
+/// verifier (issuer signature, disclosures, key binding) refuses with typed errors.
+func fuzzSDJWT(_ input: [UInt8]) {
+    let text = String(decoding: input, as: UTF8.self)
+    if let sdjwt = try? SDJWT(parsing: text) {
+        guard let again = try? SDJWT(parsing: sdjwt.serialization), again.serialization == sdjwt.serialization else {
+            violated("an SD-JWT changed in a round trip")
+        }
+        _ = try? sdjwt.presenting(["/given_name", "/address/street_address"])
+    }
+    _ = try? sdjwtVerifier?.verify(text)
+    _ = try? sdjwtVerifier?.verify(text, audience: "https://verifier.example", nonce: "n-0S6_WzA2Mj")
 }
