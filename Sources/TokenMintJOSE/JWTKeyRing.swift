@@ -22,14 +22,23 @@ public final class JWTKeyRing: Sendable {
     private let type: String?
     private let validation: JWTValidation
     private let policy: JWSPolicy
+    /// The verified-token cache, if one was given: emptied when a key is retired.
+    public let cache: VerifiedTokenCache?
 
     /// A ring that signs with `signingKey` (its `kid` is set to its RFC 7638
     /// thumbprint when it has none).
-    public init(signingKey: JWK, type: String? = "JWT", validation: JWTValidation = JWTValidation(), policy: JWSPolicy = JWSPolicy()) throws(TokenMintError) {
+    /// With `cache`, tokens that verified are kept until their `exp` and a
+    /// repeated one skips the signature check; retiring a key empties it.
+    public init(
+        signingKey: JWK, type: String? = "JWT", validation: JWTValidation = JWTValidation(), policy: JWSPolicy = JWSPolicy(),
+        cache: VerifiedTokenCache? = nil
+    ) throws(TokenMintError) {
         self.type = type
         self.validation = validation
         self.policy = policy
-        state = try JWTKeyRing.state(signingKey: JWTKeyRing.identified(signingKey), verifying: [], type: type, validation: validation, policy: policy)
+        self.cache = cache
+        state = try JWTKeyRing.state(signingKey: JWTKeyRing.identified(signingKey), verifying: [], type: type, validation: validation,
+                                     policy: policy, cache: cache)
     }
 
     static func identified(_ key: JWK) -> JWK {
@@ -38,16 +47,17 @@ public final class JWTKeyRing: Sendable {
         return key
     }
 
-    static func state(signingKey: JWK, verifying older: [JWK], type: String?, validation: JWTValidation, policy: JWSPolicy) throws(TokenMintError) -> State {
+    static func state(
+        signingKey: JWK, verifying older: [JWK], type: String?, validation: JWTValidation, policy: JWSPolicy, cache: VerifiedTokenCache?
+    ) throws(TokenMintError) -> State {
         guard signingKey.isPrivate || signingKey.keyType == .oct else { throw TokenMintError.key("the signing key must be a private or secret key") }
         guard let keyID = signingKey.keyID, !older.contains(where: { $0.keyID == keyID }) else {
             throw TokenMintError(.jose.ambiguousKey, "the key ring already holds a key with kid \(signingKey.keyID ?? "")")
         }
         let keys = [signingKey] + older
-        return State(
-            signer: try JWTSigner(key: signingKey, type: type),
-            verifier: JWTVerifier(keys: try JWKSet(keys: keys), validation: validation, policy: policy),
-            keys: keys)
+        var verifier = JWTVerifier(keys: try JWKSet(keys: keys), validation: validation, policy: policy)
+        verifier.cache = cache
+        return State(signer: try JWTSigner(key: signingKey, type: type), verifier: verifier, keys: keys)
     }
 
     /// The key that signs now.
@@ -63,7 +73,7 @@ public final class JWTKeyRing: Sendable {
     public func rotate(to key: JWK) throws(TokenMintError) {
         let key = JWTKeyRing.identified(key)
         try lock.withLock { () throws(TokenMintError) in
-            state = try JWTKeyRing.state(signingKey: key, verifying: state.keys, type: type, validation: validation, policy: policy)
+            state = try JWTKeyRing.state(signingKey: key, verifying: state.keys, type: type, validation: validation, policy: policy, cache: cache)
         }
     }
 
@@ -75,7 +85,10 @@ public final class JWTKeyRing: Sendable {
             guard state.signer.signer.key.keyID != keyID else { throw TokenMintError.key("the signing key cannot be retired; rotate first") }
             let older = state.keys.dropFirst().filter { $0.keyID != keyID }
             guard older.count != state.keys.count - 1 else { return false }
-            state = try JWTKeyRing.state(signingKey: state.keys[0], verifying: Array(older), type: type, validation: validation, policy: policy)
+            state = try JWTKeyRing.state(signingKey: state.keys[0], verifying: Array(older), type: type, validation: validation, policy: policy,
+                                         cache: cache)
+            // Tokens the retired key verified must not come back from the cache.
+            cache?.removeAll()
             return true
         }
     }

@@ -8,6 +8,9 @@ public struct JWTVerifier: Sendable {
     public let verifier: JWSVerifier
     /// The claim checks.
     public var validation: JWTValidation
+    /// A cache of tokens that verified (off by default): a repeated token
+    /// skips the signature check, never the claim checks.
+    public var cache: VerifiedTokenCache?
 
     /// A verifier over a key set.
     public init(keys: JWKSet, validation: JWTValidation = JWTValidation(), policy: JWSPolicy = JWSPolicy()) {
@@ -24,6 +27,23 @@ public struct JWTVerifier: Sendable {
 
     /// Verifies the token and its claims.
     public func verify(_ token: String) throws(TokenMintError) -> VerifiedJWT {
+        guard let cache else { return try verifyUncached(token) }
+        let digest = VerifiedTokenCache.digest(token)
+        let now = validation.clock()
+        let (hit, generation) = cache.lookup(digest, now: now)
+        // A hit counts only while its key is still in this verifier's set (a retired key's tokens never come back).
+        if let hit, verifier.keys.keys.contains(where: { $0.keyID == hit.key.keyID && $0.thumbprint() == hit.key.thumbprint() }) {
+            try validation.check(hit.claims, header: hit.header)
+            return hit
+        }
+        let verified = try verifyUncached(token)
+        if let expiration = verified.claims.expiration {
+            cache.insert(digest, verified, expiresAt: expiration, now: now, generation: generation)
+        }
+        return verified
+    }
+
+    private func verifyUncached(_ token: String) throws(TokenMintError) -> VerifiedJWT {
         let jws = try verifier.verify(compact: token)
         let value: JSONValue
         do { value = try JSONParser.parse(jws.payload, limits: verifier.policy.claimsLimits) } catch {

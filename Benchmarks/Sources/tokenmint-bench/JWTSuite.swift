@@ -70,7 +70,25 @@ enum JWTSuite {
         for alg in [JWSAlgorithm.EdDSA, .ES256, .RS256, .PS256, .HS256] {
             groups += try makeGroups(for: alg)
         }
-        return groups + (try parts())
+        return groups + (try parts()) + (try cached())
+    }
+
+    /// A resource server seeing the same ES256 access token again, with the
+    /// optional verified-token cache (issue goal: ≥ 10× the cold verify).
+    /// The "raw" column here is TokenMint's own cold verify.
+    static func cached() throws -> [Group] {
+        let key = try TokenMintJOSE.JWK.generate(for: .ES256, keyID: "bench")
+        let token = try JWTSigner(key: key).sign(claims)
+        let cold = try JWTVerifier(keys: JWKSet(keys: [key]), validation: validation())
+        var warm = cold
+        warm.cache = try VerifiedTokenCache()
+        guard (try? warm.verify(token)) != nil, (try? warm.verify(token)) != nil else { throw BenchError("cached verify") }
+        return [
+            Group(name: "JWT ES256 verify, repeated token", cases: [
+                Case(implementation: .raw("TokenMint, no cache")) { (try? cold.verify(token)) != nil },
+                Case(implementation: .tokenmint) { (try? warm.verify(token)) != nil },
+            ], goalToRaw: 10),
+        ]
     }
 
     /// What a JWT costs besides the signature: TokenMint's own steps on the
