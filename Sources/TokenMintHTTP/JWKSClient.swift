@@ -63,29 +63,43 @@ public actor JWKSClient {
         self.options = options
     }
 
+    /// Where an issuer's metadata lives: RFC 8414 §3.1 puts the well-known
+    /// segment between the host and the issuer's path
+    /// (`https://a.example/.well-known/oauth-authorization-server/tenant`);
+    /// OpenID Connect Discovery appends it (`…/tenant/.well-known/openid-configuration`).
+    static func metadataURLs(issuer: String) -> [String] {
+        let base = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
+        var rfc8414 = base + "/.well-known/oauth-authorization-server"
+        if var components = URLComponents(string: base), !components.percentEncodedPath.isEmpty, components.percentEncodedPath != "/" {
+            let path = components.percentEncodedPath
+            components.percentEncodedPath = "/.well-known/oauth-authorization-server" + path
+            if let url = components.string { rfc8414 = url }
+        }
+        return [rfc8414, base + "/.well-known/openid-configuration"]
+    }
+
     /// The client for an issuer's keys, found through its RFC 8414
     /// metadata (`/.well-known/oauth-authorization-server`, then
     /// `/.well-known/openid-configuration`), whose `issuer` must be `issuer` exactly.
     public static func discover(issuer: String, client: HTTPClient = .tokenMint, options: Options = Options()) async throws(TokenMintError) -> JWKSClient {
         try checkAddress(issuer)
-        let base = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
         let exchange = JSONExchange(client: client, timeout: JSONExchange.timeAmount(options.timeout))
         var problem = "no metadata"
-        for path in ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"] {
+        for url in metadataURLs(issuer: issuer) {
             let answer: (status: Int, object: JSONObject)
-            do { answer = try await exchange.send(.GET, base + path, bearer: nil, body: nil) } catch {
-                problem = "\(path): \(error)"
+            do { answer = try await exchange.send(.GET, url, bearer: nil, body: nil) } catch {
+                problem = "\(url): \(error)"
                 continue
             }
             guard answer.status == 200 else {
-                problem = "\(path) answered \(answer.status)"
+                problem = "\(url) answered \(answer.status)"
                 continue
             }
             guard answer.object["issuer"]?.stringValue == issuer else {
-                throw TokenMintError(.jose.keySetUnavailable, "the metadata at \(SafeText.escaped(base + path)) is for another issuer")
+                throw TokenMintError(.jose.keySetUnavailable, "the metadata at \(SafeText.escaped(url)) is for another issuer")
             }
             guard let jwksURI = answer.object["jwks_uri"]?.stringValue else {
-                throw TokenMintError(.jose.keySetUnavailable, "the metadata at \(SafeText.escaped(base + path)) has no jwks_uri")
+                throw TokenMintError(.jose.keySetUnavailable, "the metadata at \(SafeText.escaped(url)) has no jwks_uri")
             }
             // An https issuer's metadata cannot send the client to plain http (its own loopback services).
             if URLComponents(string: issuer)?.scheme == "https", URLComponents(string: jwksURI)?.scheme != "https" {

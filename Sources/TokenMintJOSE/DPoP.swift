@@ -39,7 +39,9 @@ public enum DPoP {
     public static func accessTokenHash(_ accessToken: String) -> String { Base64URL.encode(HashFunction.sha256.hash(Array(accessToken.utf8))) }
 
     /// `htu` as compared (RFC 9449 §4.3, RFC 3986 §6.2.2–6.2.3): scheme and
-    /// host in lower case, the default port dropped, no query or fragment.
+    /// host in lower case, the default port dropped, percent-encodings of
+    /// unreserved characters decoded and the others in upper case, dot
+    /// segments removed, no query or fragment.
     public static func normalizedURL(_ url: String) throws(TokenMintError) -> String {
         guard url.utf8.count <= 4096, var components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
             scheme == "https" || scheme == "http", let host = components.host, !host.isEmpty
@@ -49,9 +51,59 @@ public enum DPoP {
         if (scheme == "https" && components.port == 443) || (scheme == "http" && components.port == 80) { components.port = nil }
         components.query = nil
         components.fragment = nil
-        if components.path.isEmpty { components.path = "/" }
+        let path = removingDotSegments(normalizingPercentEncoding(components.percentEncodedPath))
+        components.percentEncodedPath = path.isEmpty ? "/" : path
         guard let normalized = components.string else { throw TokenMintError(.jose.invalidClaim, "htu is not a URL") }
         return normalized
+    }
+
+    /// RFC 3986 §6.2.2.1–2: `%7e` → `~`, `%2f` → `%2F`.
+    static func normalizingPercentEncoding(_ path: String) -> String {
+        let bytes = Array(path.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        func hex(_ b: UInt8) -> UInt8? {
+            switch b {
+            case 0x30...0x39: b - 0x30
+            case 0x41...0x46: b - 0x41 + 10
+            case 0x61...0x66: b - 0x61 + 10
+            default: nil
+            }
+        }
+        var i = 0
+        while i < bytes.count {
+            if bytes[i] == 0x25, i + 2 < bytes.count, let high = hex(bytes[i + 1]), let low = hex(bytes[i + 2]) {
+                let value = high << 4 | low
+                let unreserved = (0x41...0x5A).contains(value) || (0x61...0x7A).contains(value) || (0x30...0x39).contains(value)
+                    || value == 0x2D || value == 0x2E || value == 0x5F || value == 0x7E
+                if unreserved { out.append(value) } else { out += Array(String(format: "%%%02X", value).utf8) }
+                i += 3
+            } else {
+                out.append(bytes[i])
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// RFC 3986 §5.2.4: `/a/./b/../c` → `/a/c`.
+    static func removingDotSegments(_ path: String) -> String {
+        var output: [Substring] = []
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        for (index, segment) in segments.enumerated() {
+            let last = index == segments.count - 1
+            switch segment {
+            case ".":
+                if last { output.append("") }
+            case "..":
+                if output.count > 1 { output.removeLast() }
+                if last { output.append("") }
+            default:
+                output.append(segment)
+            }
+        }
+        let joined = output.joined(separator: "/")
+        return path.hasPrefix("/") && !joined.hasPrefix("/") ? "/" + joined : joined
     }
 }
 

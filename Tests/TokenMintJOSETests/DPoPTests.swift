@@ -24,6 +24,21 @@ struct DPoPTests {
         } catch { Issue.record("\(error)", sourceLocation: sourceLocation) }
     }
 
+    @Test("htu is compared after RFC 3986 §6.2.2 normalization: case, default port, percent-encoding, dot segments")
+    func htuNormalization() throws {
+        let same = [
+            "https://API.Example.com:443/v1/./x/../pay", "https://api.example.com/v1/pay?amount=5#top", "HTTPS://api.example.com/v1/%70ay",
+            "https://api.example.com/v1/pay",
+        ]
+        for url in same { #expect(try DPoP.normalizedURL(url) == "https://api.example.com/v1/pay", "\(url)") }
+        #expect(try DPoP.normalizedURL("https://api.example.com/a/%7euser/%2f") == "https://api.example.com/a/~user/%2F")
+        #expect(try DPoP.normalizedURL("https://api.example.com/..") == "https://api.example.com/")
+        #expect(try DPoP.normalizedURL("https://api.example.com/a/b/..") == "https://api.example.com/a/")
+        #expect(try DPoP.normalizedURL("https://api.example.com") == "https://api.example.com/")
+        #expect(try DPoP.normalizedURL("https://api.example.com/v1/pay") != DPoP.normalizedURL("https://api.example.com/v1/Pay"))
+        expectJOSE(.jose.invalidClaim) { _ = try DPoP.normalizedURL("ftp://api.example.com/") }
+    }
+
     @Test("minted and verified with ES256, EdDSA and ES256K; bound to the key's thumbprint; a jti used twice is refused",
           arguments: [JWSAlgorithm.ES256, .EdDSA, .ES256K])
     func roundTrip(algorithm: JWSAlgorithm) async throws {

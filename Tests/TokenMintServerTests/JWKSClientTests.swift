@@ -7,7 +7,7 @@ import NIOCore
 import Testing
 import TokenMintCore
 import TokenMintCrypto
-import TokenMintHTTP
+@testable import TokenMintHTTP
 import TokenMintJOSE
 
 /// The JWKS client against a live issuer on loopback whose key set, cache
@@ -69,6 +69,15 @@ struct JWKSClientTests {
         let now = Int64(Date().timeIntervalSince1970)
         let claims = "{\"iss\":\"\(issuer)\",\"aud\":\"api\",\"sub\":\"u1\",\"iat\":\(now),\"exp\":\(now + 300)}"
         return try JWTSigner(key: key, keyID: key.keyID).sign(claimsJSON: Array(claims.utf8))
+    }
+
+    @Test("RFC 8414 §3.1: the well-known segment goes before an issuer's path; OpenID Connect Discovery appends it")
+    func metadataLocations() {
+        #expect(JWKSClient.metadataURLs(issuer: "https://login.example.com") == [
+            "https://login.example.com/.well-known/oauth-authorization-server", "https://login.example.com/.well-known/openid-configuration"])
+        #expect(JWKSClient.metadataURLs(issuer: "https://example.com/tenant/a/") == [
+            "https://example.com/.well-known/oauth-authorization-server/tenant/a", "https://example.com/tenant/a/.well-known/openid-configuration"])
+        #expect(JWKSClient.metadataURLs(issuer: "http://127.0.0.1:8080/issuer1")[0] == "http://127.0.0.1:8080/.well-known/oauth-authorization-server/issuer1")
     }
 
     @Test("discovered from RFC 8414 metadata; cached; rotated keys found once; a failing issuer's last good set serves; limits hold")
