@@ -44,6 +44,48 @@ enum OpenSSL {
 final class FetchedKDF: @unchecked Sendable {
     let pointer: OpaquePointer?
     init(_ name: String) { pointer = EVP_KDF_fetch(nil, name, nil) }
+
+    /// `EVP_KDF_derive` over `digest` with `key` (read in place), an optional
+    /// `salt` and `info`: `count` bytes in zeroing memory. HKDF and SSKDF both.
+    func derive(key: SecureBytes, digest: String, salt: [UInt8]?, info: [UInt8], count: Int, name: String) throws(TokenMintError) -> SecureBytes {
+        guard let kdf = pointer else { throw OpenSSL.failure("EVP_KDF_fetch \(name)") }
+        guard let context = EVP_KDF_CTX_new(kdf) else { throw OpenSSL.failure("EVP_KDF_CTX_new") }
+        defer { EVP_KDF_CTX_free(context) }
+        // OSSL_PARAM keeps pointers: every buffer lives until EVP_KDF_derive returns.
+        var names = (Array("digest".utf8CString), Array("key".utf8CString), Array("salt".utf8CString), Array("info".utf8CString))
+        var digest = Array(digest.utf8CString)
+        // An empty salt or info still needs a valid pointer; its length stays 0.
+        let (saltCount, infoCount) = (salt?.count ?? 0, info.count)
+        var saltBytes = salt.flatMap { $0.isEmpty ? nil : $0 } ?? [0]
+        var info = info.isEmpty ? [0] : info
+        return try SecureBytes(count: count) { (out) throws(TokenMintError) in
+            let ok = key.withUnsafeBytes { key in
+                names.0.withUnsafeMutableBufferPointer { n0 in
+                    names.1.withUnsafeMutableBufferPointer { n1 in
+                        names.2.withUnsafeMutableBufferPointer { n2 in
+                            names.3.withUnsafeMutableBufferPointer { n3 in
+                                digest.withUnsafeMutableBufferPointer { d in
+                                    saltBytes.withUnsafeMutableBytes { s in
+                                        info.withUnsafeMutableBytes { i in
+                                            var params = [
+                                                OSSL_PARAM_construct_utf8_string(n0.baseAddress, d.baseAddress, 0),
+                                                OSSL_PARAM_construct_octet_string(n1.baseAddress, UnsafeMutableRawPointer(mutating: key.baseAddress), key.count),
+                                            ]
+                                            if salt != nil { params.append(OSSL_PARAM_construct_octet_string(n2.baseAddress, s.baseAddress, saltCount)) }
+                                            params.append(OSSL_PARAM_construct_octet_string(n3.baseAddress, i.baseAddress, infoCount))
+                                            params.append(OSSL_PARAM_construct_end())
+                                            return EVP_KDF_derive(context, out.bytes, out.count, &params)
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            guard ok == 1 else { throw OpenSSL.failure("EVP_KDF_derive \(name)") }
+        }
+    }
 }
 
 /// Ownership of one `EVP_PKEY`. OpenSSL 3 keys are immutable after creation

@@ -39,35 +39,6 @@ extension ConcatKDF {
 
     /// `EVP_KDF_derive` with OpenSSL's SSKDF over SHA-256.
     static func derive(_ secret: SecureBytes, otherInfo: [UInt8], count: Int) throws(TokenMintError) -> SecureBytes {
-        guard let kdf = ConcatKDF.sskdf.pointer else { throw OpenSSL.failure("EVP_KDF_fetch SSKDF") }
-        guard let context = EVP_KDF_CTX_new(kdf) else { throw OpenSSL.failure("EVP_KDF_CTX_new") }
-        defer { EVP_KDF_CTX_free(context) }
-        // OSSL_PARAM keeps pointers: every buffer lives until EVP_KDF_derive returns.
-        var names = (Array("digest".utf8CString), Array("key".utf8CString), Array("info".utf8CString))
-        var digest = Array("SHA256".utf8CString)
-        let infoCount = otherInfo.count
-        var info = otherInfo.isEmpty ? [0] : otherInfo
-        return try SecureBytes(count: count) { (out) throws(TokenMintError) in
-            let ok = secret.withUnsafeBytes { key in
-                names.0.withUnsafeMutableBufferPointer { n0 in
-                    names.1.withUnsafeMutableBufferPointer { n1 in
-                        names.2.withUnsafeMutableBufferPointer { n2 in
-                            digest.withUnsafeMutableBufferPointer { d in
-                                info.withUnsafeMutableBytes { i in
-                                    var params = [
-                                        OSSL_PARAM_construct_utf8_string(n0.baseAddress, d.baseAddress, 0),
-                                        OSSL_PARAM_construct_octet_string(n1.baseAddress, UnsafeMutableRawPointer(mutating: key.baseAddress), key.count),
-                                        OSSL_PARAM_construct_octet_string(n2.baseAddress, i.baseAddress, infoCount),
-                                        OSSL_PARAM_construct_end(),
-                                    ]
-                                    return EVP_KDF_derive(context, out.bytes, out.count, &params)
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            guard ok == 1 else { throw OpenSSL.failure("EVP_KDF_derive SSKDF") }
-        }
+        try sskdf.derive(key: secret, digest: "SHA256", salt: nil, info: otherInfo, count: count, name: "SSKDF")
     }
 }
