@@ -15,7 +15,7 @@ extension CTAP2Authenticator {
             return CTAPParameters.map([(0x03, .unsigned(UInt64(try await state.retries()))), (0x04, .bool(await state.powerCycleRequired))])
         case 0x07:  // getUVRetries
             guard authenticator.supportsUserVerification else { throw .ctap(.invalidSubcommand, "no built-in user verification") }
-            return CTAPParameters.map([(0x05, .unsigned(8))])
+            return CTAPParameters.map([(0x05, .unsigned(UInt64(try await authenticator.userVerificationRetries())))])
         case 0x02, 0x03, 0x04, 0x05, 0x06, 0x09: break
         default: throw .ctap(.invalidSubcommand, "ClientPIN subcommand \(subCommand) is not served")
         }
@@ -32,6 +32,7 @@ extension CTAP2Authenticator {
         case 0x05:  // getPinToken: mc and ga, no RP
             guard p.value(0x09) == nil, p.value(0x0A) == nil else { throw .ctap(.invalidParameter, "getPinToken takes no permissions or rpId") }
             let token = try await state.pinToken(version, peer: peer, pinHashEnc: try p.bytes(0x06), permissions: [.makeCredential, .getAssertion], rpID: nil)
+            try await authenticator.restoreUserVerificationRetries()
             return CTAPParameters.map([(0x02, .bytes(token))])
         default:  // 0x06 getPinUvAuthTokenUsingUvWithPermissions, 0x09 …UsingPinWithPermissions
             let permissions = try Self.permissions(p)
@@ -42,9 +43,12 @@ extension CTAP2Authenticator {
             let token: [UInt8]
             if subCommand == 0x09 {
                 token = try await state.pinToken(version, peer: peer, pinHashEnc: try p.bytes(0x06), permissions: permissions, rpID: rpID)
+                // A correct PIN unblocks built-in user verification (CTAP 2.1 §6.5.5.7).
+                try await authenticator.restoreUserVerificationRetries()
             } else {
                 guard authenticator.supportsUserVerification else { throw .ctap(.invalidSubcommand, "no built-in user verification") }
                 do { try await authenticator.confirmUserVerification(for: "getPinUvAuthToken", rpID: rpID) } catch {
+                    if error.code == .webAuthn.userVerificationBlocked || error.code == .webAuthn.other { throw error }
                     throw TokenMintError(.fido.ctap(.userVerificationInvalid), "user verification failed", underlying: error)
                 }
                 token = try await state.uvToken(version, peer: peer, permissions: permissions, rpID: rpID)

@@ -2,6 +2,7 @@ public import TokenMintCore
 public import TokenMintCrypto
 import TokenMintCBOR
 public import TokenMintWebAuthn
+import Foundation
 
 extension FIDO2Session {
     /// A PIN/UV auth token from the key (CTAP 2.1 §6.5.5.7), for the
@@ -26,6 +27,15 @@ extension FIDO2Session {
         let map = try await call(.clientPIN, [(0x02, .unsigned(0x01))])
         guard let retries = map[.unsigned(0x03)]?.intValue else { throw TokenMintError(.fido.invalidResponse, "getPINRetries has no count") }
         return (Int(retries), map[.unsigned(0x04)]?.boolValue ?? false)
+    }
+
+    /// Built-in user verification attempts left before the key blocks it
+    /// (getUVRetries); a key without built-in verification refuses
+    /// (`invalidSubcommand`).
+    public func userVerificationRetries() async throws(TokenMintError) -> Int {
+        let map = try await call(.clientPIN, [(0x02, .unsigned(0x07))])
+        guard let retries = map[.unsigned(0x05)]?.intValue else { throw TokenMintError(.fido.invalidResponse, "getUVRetries has no count") }
+        return Int(retries)
     }
 
     /// Sets the first PIN (at least the key's minimum length in Unicode
@@ -96,7 +106,7 @@ extension FIDO2Session {
     /// The PIN's UTF-8 padded with zeros to 64 bytes; refused here when it
     /// cannot be a PIN (empty, over 63 bytes, or holding a zero byte).
     static func padded(_ pin: String) throws(TokenMintError) -> SecureBytes {
-        let utf8 = pin.utf8
+        let utf8 = normalized(pin).utf8
         guard !utf8.isEmpty, utf8.count <= 63, !utf8.contains(0) else {
             throw TokenMintError(.fido.ctap(.pinPolicyViolation), "a PIN is 1 to 63 bytes of UTF-8 without NUL")
         }
@@ -106,9 +116,14 @@ extension FIDO2Session {
         })
     }
 
+    /// The PIN in Unicode Normalization Form C, as CTAP 2.1 §6.5.1 has the
+    /// platform send it: a PIN typed with a combining accent and the same PIN
+    /// typed precomposed are one PIN.
+    static func normalized(_ pin: String) -> String { pin.precomposedStringWithCanonicalMapping }
+
     /// LEFT(SHA-256(PIN), 16).
     static func pinHash(_ pin: String) throws(TokenMintError) -> SecureBytes {
-        let utf8 = pin.utf8
+        let utf8 = normalized(pin).utf8
         let bytes = SecureBytes(count: utf8.count, initializingWith: { (out: UnsafeMutableRawBufferPointer) in
             for (index, byte) in utf8.enumerated() { out[index] = byte }
         })

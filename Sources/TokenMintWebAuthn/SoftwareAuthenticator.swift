@@ -341,9 +341,26 @@ public actor SoftwareAuthenticator {
     }
 
     /// Verifies the user when asked; returns whether the user was verified.
+    ///
+    /// Each attempt spends one of the built-in retries before the user is
+    /// asked, committed first, and a success gives it back: killing the
+    /// process during an attempt wastes a retry, never grants one. With none
+    /// left, built-in verification is blocked (`userVerificationBlocked`)
+    /// until a correct PIN or a reset.
     private func verify(_ request: Request, asked: Bool) async throws(TokenMintError) -> Bool {
         guard asked else { return false }
-        guard await askUser(verifyUser, request) else { throw TokenMintError(.webAuthn.operationDenied, "user verification failed") }
+        let spent = try storeCall { tx -> Int64? in
+            guard try tx.counter(SoftwareAuthenticator.userVerificationFailuresName) < SoftwareAuthenticator.maximumUserVerificationRetries else { return nil }
+            return try tx.increment(SoftwareAuthenticator.userVerificationFailuresName, by: 1)
+        }
+        guard let spent else { throw TokenMintError(.webAuthn.userVerificationBlocked, "built-in user verification is blocked: use the PIN") }
+        guard await askUser(verifyUser, request) else {
+            if spent >= SoftwareAuthenticator.maximumUserVerificationRetries {
+                throw TokenMintError(.webAuthn.userVerificationBlocked, "user verification failed; it is now blocked: use the PIN")
+            }
+            throw TokenMintError(.webAuthn.operationDenied, "user verification failed")
+        }
+        try storeCall { tx in try tx.setCounter(SoftwareAuthenticator.userVerificationFailuresName, 0) }
         return true
     }
 
@@ -538,6 +555,27 @@ public actor SoftwareAuthenticator {
     /// Ends the last getAssertion's getNextAssertion sequence: CTAP 2.1
     /// §6.3 discards it when any other command arrives.
     public func discardPendingAssertions() { pending = [] }
+
+    /// How many failed built-in user verifications in a row block it
+    /// (CTAP 2.1's uvRetries, reported by getUVRetries).
+    public static let maximumUserVerificationRetries: Int64 = 8
+    static let userVerificationFailuresName = "fido2.uv.failures"
+
+    /// Built-in user verification attempts left before it is blocked.
+    public func userVerificationRetries() throws(TokenMintError) -> Int64 {
+        let failures = try storeCall { tx in try tx.counter(SoftwareAuthenticator.userVerificationFailuresName) }
+        return max(0, SoftwareAuthenticator.maximumUserVerificationRetries - failures)
+    }
+
+    /// Gives back every built-in verification retry, as a correct PIN does
+    /// (CTAP 2.1 §6.5.5.7); nothing is written when none was spent.
+    public func restoreUserVerificationRetries() throws(TokenMintError) {
+        try storeCall { tx in
+            if try tx.counter(SoftwareAuthenticator.userVerificationFailuresName) != 0 {
+                try tx.setCounter(SoftwareAuthenticator.userVerificationFailuresName, 0)
+            }
+        }
+    }
 
     /// Asks for built-in user verification, as
     /// getPinUvAuthTokenUsingUvWithPermissions does; throws

@@ -29,6 +29,10 @@ extension TokenMintError.Code {
         public var noCredentials: TokenMintError.Code { .init(domain: "webauthn", name: "noCredentials", number: 0x2E) }
         /// CTAP2_ERR_NOT_ALLOWED (0x30): getNextAssertion without a pending getAssertion.
         public var notAllowed: TokenMintError.Code { .init(domain: "webauthn", name: "notAllowed", number: 0x30) }
+        /// CTAP2_ERR_UV_BLOCKED (0x3C): built-in user verification failed
+        /// `SoftwareAuthenticator.maximumUserVerificationRetries` times in a
+        /// row; a correct PIN or a reset unblocks it.
+        public var userVerificationBlocked: TokenMintError.Code { .init(domain: "webauthn", name: "userVerificationBlocked", number: 0x3C) }
         /// CTAP1_ERR_OTHER (0x7F): the store or the crypto core failed.
         public var other: TokenMintError.Code { .init(domain: "webauthn", name: "other", number: 0x7F) }
         /// clientDataJSON is malformed or of the wrong type.

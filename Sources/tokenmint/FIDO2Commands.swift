@@ -14,17 +14,20 @@ struct FIDO2Command: AsyncParsableCommand {
             discussion: """
                 Prints "listening on PATH" once it accepts connections, and runs until SIGTERM or SIGINT, which remove the \
                 socket. Credentials and the PIN live in fido2.sqlite in the --state folder (mode 0700), sealed with its master.key. \
-                The local user is taken as present and, unless --no-builtin-uv, verified (built-in user verification); a PIN set \
-                with ClientPIN works either way. Restarting the command is the key's power cycle.
+                The local user is taken as present and, unless --no-builtin-uv, verified (built-in user verification; \
+                --refuse-uv makes every attempt fail, spending one of 8 durable retries); a PIN set with ClientPIN works either way. Restarting the command is the key's power cycle.
                 """)
         @Option(help: "The socket to create (mode 0600).") var socket: String
         @Option(help: "The state folder (created with mode 0700).") var state: String
         @Flag(help: "No built-in user verification: a PIN-only key, as most security keys are.") var noBuiltinUv = false
         @Flag(help: "Require user verification for every makeCredential and getAssertion (alwaysUv).") var alwaysUv = false
+        @Flag(help: "The built-in sensor refuses every user, to test how a platform handles UV_INVALID and, after 8, UV_BLOCKED.")
+        var refuseUv = false
 
         func run() throws {
+            let refuse = refuseUv
             let authenticator = try SoftwareAuthenticator(store: try StoreOptions.open(folder: state, "fido2.sqlite"),
-                                                          supportsUserVerification: !noBuiltinUv)
+                                                          supportsUserVerification: !noBuiltinUv, verifyUser: { _ in !refuse })
             let server = try CTAPHIDSocketServer(path: socket, authenticator: CTAP2Authenticator(authenticator, alwaysUV: alwaysUv))
             var sources: [any DispatchSourceSignal] = []
             for number in [SIGTERM, SIGINT] {

@@ -137,6 +137,68 @@ struct ClientPINTests {
         #expect(try await session.pinRetries().retries == 8)
     }
 
+    /// The built-in sensor's answers, changed by the test.
+    actor Sensor {
+        var accepts = false
+        func set(_ value: Bool) { accepts = value }
+    }
+
+    @Test("built-in UV: each failure spends a durable retry, 8 block it (UV_BLOCKED) across restarts, a correct PIN unblocks")
+    func userVerificationRetries() async throws {
+        let store = InMemoryStore()
+        let sensor = Sensor()
+        func open() async throws -> FIDO2Session {
+            let software = try SoftwareAuthenticator(store: store, supportsUserVerification: true, verifyUser: { _ in await sensor.accepts })
+            return try await InProcessConnection(CTAP2Authenticator(software)).fido2Session()
+        }
+        var session = try await open()
+        #expect(try await session.userVerificationRetries() == 8)
+        await Self.expectStatus(.userVerificationInvalid) { _ = try await session.uvToken(permissions: .getAssertion) }
+        await Self.expectStatus(.operationDenied) {
+            _ = try await session.makeCredential(clientDataHash: Self.hash(1), rp: (Self.rp, nil), user: ([1], "a", nil), userVerification: true)
+        }
+        #expect(try await session.userVerificationRetries() == 6)
+        // A success gives every retry back.
+        await sensor.set(true)
+        _ = try await session.uvToken(permissions: .getAssertion)
+        #expect(try await session.userVerificationRetries() == 8)
+        await sensor.set(false)
+        for attempt in 0..<8 {
+            if attempt == 4 { session = try await open() }  // the count survives a restart
+            do { _ = try await session.uvToken(permissions: .getAssertion) } catch {}
+        }
+        #expect(try await session.userVerificationRetries() == 0)
+        // Blocked: even a sensor that now accepts is not asked.
+        await sensor.set(true)
+        await Self.expectStatus(.userVerificationBlocked) { _ = try await session.uvToken(permissions: .getAssertion) }
+        await Self.expectStatus(.userVerificationBlocked) {
+            _ = try await session.getAssertion(rpID: Self.rp, clientDataHash: Self.hash(2), userVerification: true)
+        }
+        session = try await open()
+        await Self.expectStatus(.userVerificationBlocked) { _ = try await session.uvToken(permissions: .getAssertion) }
+        // The PIN is the way back.
+        try await session.setPIN("1357")
+        _ = try await session.pinToken(pin: "1357", permissions: .getAssertion)
+        #expect(try await session.userVerificationRetries() == 8)
+        _ = try await session.uvToken(permissions: .getAssertion)
+        // A PIN-only key has no built-in retries to report.
+        let pinOnly = try await InProcessConnection(CTAP2Authenticator(try SoftwareAuthenticator(store: InMemoryStore()))).fido2Session()
+        await Self.expectStatus(.invalidSubcommand) { _ = try await pinOnly.userVerificationRetries() }
+    }
+
+    @Test("PINs are sent in Normalization Form C: a combining accent and the precomposed letter are one PIN")
+    func pinNormalization() async throws {
+        let session = try await InProcessConnection(CTAP2Authenticator(try SoftwareAuthenticator(store: InMemoryStore()))).fido2Session()
+        let decomposed = "cafe\u{0301}1"  // e + COMBINING ACUTE ACCENT
+        let precomposed = "caf\u{00E9}1"
+        #expect(Array(decomposed.utf8) != Array(precomposed.utf8))
+        try await session.setPIN(decomposed)
+        _ = try await session.pinToken(pin: precomposed, permissions: .getAssertion)
+        try await session.changePIN(from: precomposed, to: "\u{212B}ngstr\u{00F6}m")  // ANGSTROM SIGN becomes Å
+        _ = try await session.pinToken(pin: "\u{00C5}ngstro\u{0308}m", permissions: .getAssertion)
+        #expect(try await session.pinRetries().retries == 8)
+    }
+
     @Test("credential management: metadata, RPs, credentials whose keys verify, update user, delete")
     func management() async throws {
         let session = try await InProcessConnection(CTAP2Authenticator(try SoftwareAuthenticator(store: InMemoryStore(), supportsUserVerification: true)))

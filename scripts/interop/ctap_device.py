@@ -140,6 +140,10 @@ U  built-in user verification (a fresh device, no flags): getInfo, getUVRetries
    built-in UV, clientPin not true), with uv=true it works; PIN set: getInfo
    clientPin true and uv true, the same request -> PUAT_REQUIRED, uv=true, a
    PIN token and a UV token still work.
+V  --refuse-uv (a sensor that fails every user): getPinUvAuthTokenUsingUv ->
+   UV_INVALID and makeCredential uv=true -> OPERATION_DENIED, each spending one
+   of getUVRetries' 8; the count survives a restart; at 0 both -> UV_BLOCKED
+   without asking; a PIN token gives the 8 back.
 A  --always-uv (getInfo alwaysUv true, makeCredUvNotRqd false): with built-in
    UV, makeCredential and getAssertion without uv or a token verify the user
    (UV set, §6.1.2 step 6, §6.2.2 step 5), getAssertion up=false stays
@@ -1877,6 +1881,45 @@ def u_with_pin(side):
     expect_flags(a.auth_data, True, True, "getAssertion with a UV token, PIN set")
 
 
+def uv_retries(side, want, when):
+    for v in (2, 1):
+        n = side.client_pin(PROTOCOLS[v]()).get_uv_retries()
+        expect(n == want, f"getUVRetries (protocol {v}) {n!r} {when}, expected {want}")
+
+
+def v_failures(side):
+    uv_retries(side, 8, "on a fresh device")
+    refuse(ERR.UV_INVALID, "getPinUvAuthTokenUsingUv with a refusing sensor", side.client_pin().get_uv_token, GA)
+    uv_retries(side, 7, "after one failed UV token")
+    refuse(ERR.OPERATION_DENIED, "makeCredential uv=true with a refusing sensor", mk, side, "uv.example.com", uv=True)
+    uv_retries(side, 6, "after a failed makeCredential uv=true")
+    resp, _ = mk(side, "uv.example.com")
+    expect_flags(resp.auth_data, True, False, "makeCredential without uv, sensor refusing")
+    uv_retries(side, 6, "after a makeCredential without uv (no attempt)")
+
+
+def v_blocked(side):
+    side.restart()
+    uv_retries(side, 6, "after a restart")
+    for _ in range(6):
+        refuse((ERR.UV_INVALID, ERR.UV_BLOCKED), "a failing UV token", side.client_pin().get_uv_token, GA)
+    uv_retries(side, 0, "after 8 failures")
+    refuse(ERR.UV_BLOCKED, "getPinUvAuthTokenUsingUv when blocked", side.client_pin().get_uv_token, GA)
+    refuse(ERR.UV_BLOCKED, "makeCredential uv=true when blocked", mk, side, "uv.example.com", uv=True)
+    side.restart()
+    refuse(ERR.UV_BLOCKED, "getPinUvAuthTokenUsingUv when blocked, after a restart", side.client_pin().get_uv_token, GA)
+
+
+def v_pin_unblocks(side):
+    side.set_pin("8642")
+    uv_retries(side, 0, "after setPIN (no PIN was verified)")
+    resp, _ = mk(side, "uv.example.com", rk=True, token=side.token(MC))
+    expect_flags(resp.auth_data, True, True, "makeCredential with a PIN token while built-in UV is blocked")
+    uv_retries(side, 8, "after a correct PIN")
+    refuse(ERR.UV_INVALID, "the sensor still refuses, now counted again", side.client_pin().get_uv_token, GA)
+    uv_retries(side, 7, "after one more failure")
+
+
 def a_info(side, builtin_uv):
     check_pin_info(side.ctap, builtin_uv=builtin_uv, always_uv=True)
 
@@ -2305,6 +2348,7 @@ def wp_wrong_pin(side):
 SIDE_GROUPS = (
     ("N", "ClientPIN with PIN/UV auth protocol 2 and then 1, on a device without built-in UV"),
     ("U", "tokens from the built-in user verification (getPinUvAuthTokenUsingUvWithPermissions)"),
+    ("V", "built-in user verification retries (--refuse-uv)"),
     ("A", "alwaysUv (--always-uv, with and without built-in UV)"),
     ("M", "authenticatorCredentialManagement"),
     ("E", "hmac-secret, also as Fido2Client's prf and hmacGetSecret"),
@@ -2330,6 +2374,11 @@ def side_groups(root, pin_capable):
          u_rk_without_uv),
         ("PIN set: clientPin true with uv true; discoverable makeCredential without uv/token -> PUAT_REQUIRED; "
          "uv=true, PIN and UV tokens work", u_with_pin),
+    ])
+    side_group(root, "V", "v", ["--refuse-uv"], [
+        ("a refusing sensor: UV_INVALID / OPERATION_DENIED, each spends one of getUVRetries' 8", v_failures),
+        ("the count survives restarts; at 0 -> UV_BLOCKED without asking", v_blocked),
+        ("a correct PIN gives the 8 back", v_pin_unblocks),
     ])
     side_group(root, "A", "a1", [ALWAYS_UV], [
         ("getInfo: alwaysUv true, makeCredUvNotRqd false, uv true", a_info, True),
