@@ -11,6 +11,10 @@ import Foundation
 //                   exchange, and the CLI's `serve` command
 //   HTTPClient      TokenMintHTTP (AsyncHTTPClient): the WhitelabelPay backend
 //                   over HTTP, and the CLI's --backend and desk commands
+//   MLDSA           ML-DSA-44/65/87 (FIPS 204) signatures for JOSE (RFC 9964)
+//                   from the BoringSSL that swift-crypto 4 builds (OpenSSL 3.0
+//                   has no ML-DSA); without it the algorithms are known and
+//                   refused with unsupportedAlgorithm
 //   StrictWarnings  every warning in TokenMint's own targets is an error
 //                   (the test command turns it on; dependencies are untouched)
 // `swift build --traits Postgres,StrictWarnings`; a consumer names them on its
@@ -30,6 +34,8 @@ let package = Package(
         .library(name: "TokenMintCore", targets: ["TokenMintCore"]),
         .library(name: "TokenMintCrypto", targets: ["TokenMintCrypto"]),
         .library(name: "TokenMintJOSE", targets: ["TokenMintJOSE"]),
+        // ML-DSA signatures; they throw unsupportedAlgorithm unless the MLDSA trait is on.
+        .library(name: "TokenMintMLDSA", targets: ["TokenMintMLDSA"]),
         .library(name: "TokenMintAztec", targets: ["TokenMintAztec"]),
         .library(name: "TokenMintStore", targets: ["TokenMintStore"]),
         .library(name: "TokenMintPay", targets: ["TokenMintPay"]),
@@ -49,6 +55,7 @@ let package = Package(
         .trait(name: "Postgres", description: "TokenMintPostgres: the payment verifier's store on PostgreSQL (postgres-nio), and the CLI's --postgres options."),
         .trait(name: "Server", description: "TokenMintServer: `tokenmint serve` on Hummingbird 2 (the WhitelabelPay REST backend, OAuth server, user-token exchange)."),
         .trait(name: "HTTPClient", description: "TokenMintHTTP: the WhitelabelPay backend over HTTP on AsyncHTTPClient, and the CLI's --backend and desk commands."),
+        .trait(name: "MLDSA", description: "ML-DSA-44/65/87 (FIPS 204, RFC 9964 for JOSE) from swift-crypto's BoringSSL."),
         .trait(name: "StrictWarnings", description: "Treat every warning in TokenMint's own targets as an error."),
         .default(enabledTraits: []),
     ],
@@ -62,6 +69,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // Its CCryptoBoringSSL module is called directly (the ML-DSA C API);
+        // its symbol prefix is fixed within a major version.
+        .package(url: "https://github.com/apple/swift-crypto.git", "4.0.0"..<"5.0.0"),
     ],
     targets: [
         // System libraries. Each has a module map and a shim header.
@@ -90,9 +100,17 @@ let package = Package(
             name: "TokenMintCrypto",
             dependencies: ["TokenMintCore", "CSodium", "CLibCrypto"],
             swiftSettings: strictSettings),
+        // ML-DSA from swift-crypto's BoringSSL (the MLDSA trait), in a module
+        // of its own: BoringSSL's headers define C types OpenSSL's declare
+        // opaque, so the module with OpenSSL code must never load them.
+        .target(
+            name: "TokenMintMLDSA",
+            dependencies: ["TokenMintCore", "TokenMintCrypto",
+                           .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["MLDSA"]))],
+            swiftSettings: strictSettings),
         .target(
             name: "TokenMintJOSE",
-            dependencies: ["TokenMintCore", "TokenMintCrypto"],
+            dependencies: ["TokenMintCore", "TokenMintCrypto", "TokenMintMLDSA"],
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintStore",
@@ -159,7 +177,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintVectors",
-            dependencies: ["TokenMintCore", "TokenMintCrypto", "TokenMintJOSE", "TokenMintAztec"],
+            dependencies: ["TokenMintCore", "TokenMintCrypto", "TokenMintJOSE", "TokenMintMLDSA", "TokenMintAztec"],
             swiftSettings: strictSettings),
         .executableTarget(
             name: "tokenmint",
@@ -211,7 +229,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "TokenMintJOSETests",
-            dependencies: ["TokenMintJOSE", "TokenMintCrypto", "TokenMintVectors", "TokenMintCore"],
+            dependencies: ["TokenMintJOSE", "TokenMintCrypto", "TokenMintMLDSA", "TokenMintVectors", "TokenMintCore"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "TokenMintStressTests",

@@ -1,6 +1,7 @@
 @_exported public import TokenMintCore
 @_exported public import TokenMintCrypto
 @_exported public import TokenMintJOSE
+@_exported public import TokenMintMLDSA
 @_exported public import TokenMintAztec
 @_exported public import TokenMintStore
 @_exported public import TokenMintPay

@@ -1,5 +1,6 @@
 public import TokenMintCore
 public import TokenMintCrypto
+import TokenMintMLDSA
 
 extension JWK {
     /// The limits for parsing a single JWK.
@@ -32,7 +33,7 @@ extension JWK {
         let common = try JWK.commonMembers(members)
         let material: Material
         do {
-            material = try JWK.keyMaterial(common.keyType, members)
+            material = try JWK.keyMaterial(common.keyType, members, algorithm: common.algorithm)
         } catch {
             throw TokenMintError.wrap(error, as: .jose.invalidKey, "invalid \(common.kty) key: \(error.reason)")
         }
@@ -71,8 +72,9 @@ extension JWK {
     }
 
     /// The key material of a `keyType` key; the caller wraps what fails as `invalidKey`.
-    private static func keyMaterial(_ keyType: KeyType, _ members: JWKMembers) throws(TokenMintError) -> Material {
+    private static func keyMaterial(_ keyType: KeyType, _ members: JWKMembers, algorithm: String?) throws(TokenMintError) -> Material {
         switch keyType {
+        case .akp: return try akpMaterial(members, algorithm: algorithm)
         case .oct: return try octMaterial(members)
         case .okp: return try okpMaterial(members)
         case .ec: return try ecMaterial(members)
@@ -112,6 +114,19 @@ extension JWK {
         let privateKey = try Ed25519.PrivateKey(rawRepresentation: d)
         guard privateKey.publicKey == publicKey else { throw TokenMintError.key("OKP \"d\" does not match \"x\"") }
         return .ed25519Private(privateKey)
+    }
+
+    /// An `AKP` key (RFC 9964): `alg` names the ML-DSA parameter set, `pub`
+    /// is the FIPS 204 public key and a private `priv` is the 32-byte seed,
+    /// which must give `pub`.
+    private static func akpMaterial(_ members: JWKMembers, algorithm: String?) throws(TokenMintError) -> Material {
+        guard let algorithm else { throw TokenMintError.key("an AKP key needs \"alg\" (RFC 9964)") }
+        guard let set = MLDSA.ParameterSet(rawValue: algorithm) else { throw TokenMintError.key("unsupported AKP algorithm \"\(algorithm)\"") }
+        let publicKey = try MLDSA.PublicKey(rawRepresentation: try members.requiredBytes("pub"), parameterSet: set)
+        guard let seed = try members.bytes("priv") else { return .mlDSAPublic(publicKey) }
+        let privateKey = try MLDSA.PrivateKey(seedRepresentation: SecureBytes(seed), parameterSet: set)
+        guard privateKey.publicKey == publicKey else { throw TokenMintError.key("AKP \"priv\" does not give \"pub\"") }
+        return .mlDSAPrivate(privateKey)
     }
 
     /// An `EC` key (RFC 7518 §6.2): P-256, P-384, P-521 or secp256k1 (RFC 8812); a private `d` must match `x`, `y`.
@@ -199,6 +214,9 @@ extension JWK {
         case .ed448Private(let k): return [("crv", "Ed448"), ("kty", "OKP"), ("x", B64.encode(k.publicKey.rawRepresentation))]
         case .x25519Public(let k): return [("crv", "X25519"), ("kty", "OKP"), ("x", B64.encode(k.rawRepresentation))]
         case .x25519Private(let k): return [("crv", "X25519"), ("kty", "OKP"), ("x", B64.encode(k.publicKey.rawRepresentation))]
+        case .mlDSAPublic(let k): return [("alg", k.parameterSet.rawValue), ("kty", "AKP"), ("pub", B64.encode(k.rawRepresentation))]
+        case .mlDSAPrivate(let k):
+            return [("alg", k.parameterSet.rawValue), ("kty", "AKP"), ("pub", B64.encode(k.publicKey.rawRepresentation))]
         case .secret(let s): return [("k", s.bytes.withUnsafeBytes { Base64URL.encode($0) }), ("kty", "oct")]
         }
     }
@@ -214,6 +232,7 @@ extension JWK {
         case .ed25519Private(let k): return b64(k.rawRepresentation).map { [("d", $0)] } ?? []
         case .ed448Private(let k): return b64(try? k.rawRepresentation).map { [("d", $0)] } ?? []
         case .x25519Private(let k): return b64(try? k.rawRepresentation).map { [("d", $0)] } ?? []
+        case .mlDSAPrivate(let k): return b64(k.seedRepresentation).map { [("priv", $0)] } ?? []
         default: return []
         }
     }
@@ -270,6 +289,7 @@ extension JWK {
         case .ed448Public(let k): result = Result { () throws(TokenMintError) in try k.pemRepresentation }
         case .ed448Private(let k): result = Result { () throws(TokenMintError) in try k.pemRepresentation }
         case .x25519Public, .x25519Private: throw .key("X25519 JWKs are not written as PEM here")
+        case .mlDSAPublic, .mlDSAPrivate: throw .key("ML-DSA JWKs are not written as PEM here")
         case .secret: throw .key("an oct key has no PEM form")
         }
         do throws(TokenMintError) { return try result.get() } catch {

@@ -1,5 +1,6 @@
 import TokenMintCore
 import TokenMintCrypto
+import TokenMintMLDSA
 
 extension JWK {
     /// The JWS signature (RFC 7518 §3) of `input` with `algorithm`. The caller
@@ -18,7 +19,9 @@ extension JWK {
                 return key.signature(for: input)
             case .ed448Private(let key):
                 return try key.signature(for: input)
-            case .rsaPublic, .ecPublic, .ed25519Public, .ed448Public:
+            case .mlDSAPrivate(let key):
+                return try key.signature(for: Array(input))
+            case .rsaPublic, .ecPublic, .ed25519Public, .ed448Public, .mlDSAPublic:
                 throw TokenMintError(.crypto.invalidKey, "a public key cannot sign")
             case .x25519Public, .x25519Private:
                 throw TokenMintError(.crypto.invalidKey, "an X25519 key agrees on keys, it does not sign")
@@ -58,6 +61,10 @@ extension JWK {
             return key.isValidSignature(signature, for: input)
         case .ed448Private(let key):
             return key.publicKey.isValidSignature(signature, for: input)
+        case .mlDSAPublic(let key):
+            return key.isValidSignature(signature, for: Array(input))
+        case .mlDSAPrivate(let key):
+            return key.publicKey.isValidSignature(signature, for: Array(input))
         case .x25519Public, .x25519Private:
             return false
         }

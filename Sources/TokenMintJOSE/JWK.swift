@@ -1,8 +1,10 @@
 public import TokenMintCore
 public import TokenMintCrypto
+public import TokenMintMLDSA
 
 /// A JSON Web Key (RFC 7517, RFC 7518 §6, RFC 8037): RSA, EC (P-256/384/521,
-/// secp256k1), OKP (Ed25519, Ed448 and X25519) and `oct` keys, private or public.
+/// secp256k1), OKP (Ed25519, Ed448 and X25519), AKP (ML-DSA, RFC 9964) and
+/// `oct` keys, private or public.
 ///
 /// Parsing is strict: canonical base64url, exact coordinate lengths, points
 /// on the curve, private halves that match their public halves, RSA moduli of
@@ -19,6 +21,8 @@ public struct JWK: Sendable, CustomStringConvertible {
         case okp = "OKP"
         /// Symmetric key (RFC 7518 §6.4).
         case oct = "oct"
+        /// Algorithm key pair (RFC 9964): ML-DSA, the algorithm named by `alg`.
+        case akp = "AKP"
     }
 
     /// What a key is asked to do.
@@ -44,6 +48,8 @@ public struct JWK: Sendable, CustomStringConvertible {
         case ed448Private(Ed448.PrivateKey)
         case x25519Public(X25519.PublicKey)
         case x25519Private(X25519.PrivateKey)
+        case mlDSAPublic(MLDSA.PublicKey)
+        case mlDSAPrivate(MLDSA.PrivateKey)
         case secret(HMACSecret)
     }
 
@@ -85,7 +91,7 @@ public struct JWK: Sendable, CustomStringConvertible {
     /// Whether the key holds private (or secret) material.
     public var isPrivate: Bool {
         switch material {
-        case .rsaPrivate, .ecPrivate, .ed25519Private, .ed448Private, .x25519Private, .secret: true
+        case .rsaPrivate, .ecPrivate, .ed25519Private, .ed448Private, .x25519Private, .mlDSAPrivate, .secret: true
         default: false
         }
     }
@@ -114,6 +120,7 @@ public struct JWK: Sendable, CustomStringConvertible {
         case .rsaPublic, .rsaPrivate: keyType = .rsa
         case .ecPublic, .ecPrivate: keyType = .ec
         case .ed25519Public, .ed25519Private, .ed448Public, .ed448Private, .x25519Public, .x25519Private: keyType = .okp
+        case .mlDSAPublic, .mlDSAPrivate: keyType = .akp
         case .secret: keyType = .oct
         }
         self.keyID = keyID
@@ -147,6 +154,14 @@ public struct JWK: Sendable, CustomStringConvertible {
     /// An Ed448 public JWK.
     public init(_ key: Ed448.PublicKey, keyID: String? = nil, algorithm: JWSAlgorithm? = .Ed448) {
         self.init(material: .ed448Public(key), keyID: keyID, algorithm: algorithm?.rawValue)
+    }
+    /// An ML-DSA private JWK (`AKP`, RFC 9964); `alg` is the key's parameter set.
+    public init(_ key: MLDSA.PrivateKey, keyID: String? = nil) {
+        self.init(material: .mlDSAPrivate(key), keyID: keyID, algorithm: key.parameterSet.rawValue)
+    }
+    /// An ML-DSA public JWK.
+    public init(_ key: MLDSA.PublicKey, keyID: String? = nil) {
+        self.init(material: .mlDSAPublic(key), keyID: keyID, algorithm: key.parameterSet.rawValue)
     }
     /// An EC private JWK. Throws for a curve JOSE does not name (only P-256/384/521).
     public init(_ key: ECDSA.PrivateKey, keyID: String? = nil, algorithm: JWSAlgorithm? = nil) throws(TokenMintError) {
@@ -196,6 +211,9 @@ public struct JWK: Sendable, CustomStringConvertible {
             return JWK(try crypto { () throws(TokenMintError) in try RSA.PrivateKey(bits: bits) }, keyID: keyID, algorithm: algorithm)
         case .HS256, .HS384, .HS512:
             return try JWK(secret: SecureRandom.bytes(count: algorithm.hash.digestSize), keyID: keyID, algorithm: algorithm)
+        case .MLDSA44, .MLDSA65, .MLDSA87:
+            let set = algorithm.mlDSAParameterSet ?? .mlDSA65
+            return JWK(try crypto { () throws(TokenMintError) in try MLDSA.PrivateKey(parameterSet: set) }, keyID: keyID)
         }
     }
 
@@ -222,6 +240,7 @@ public struct JWK: Sendable, CustomStringConvertible {
         case .ed25519Private(let k): material = .ed25519Public(k.publicKey)
         case .ed448Private(let k): material = .ed448Public(k.publicKey)
         case .x25519Private(let k): material = .x25519Public(k.publicKey)
+        case .mlDSAPrivate(let k): material = .mlDSAPublic(k.publicKey)
         case .secret: return nil
         default: return self
         }
@@ -249,6 +268,8 @@ public struct JWK: Sendable, CustomStringConvertible {
         case .x25519Public, .x25519Private: throw refuse("an X25519 key agrees on keys, it does not sign")
         case .ed25519Public, .ed25519Private: if algorithm == .Ed448 { throw refuse("Ed448 needs an Ed448 key") }
         case .ed448Public, .ed448Private: if algorithm == .Ed25519 { throw refuse("Ed25519 needs an Ed25519 key") }
+        case .mlDSAPublic(let k) where k.parameterSet != algorithm.mlDSAParameterSet: throw refuse("the key is \(k.parameterSet.rawValue)")
+        case .mlDSAPrivate(let k) where k.parameterSet != algorithm.mlDSAParameterSet: throw refuse("the key is \(k.parameterSet.rawValue)")
         case .rsaPublic(let k) where k.keySizeInBits < RSA.minimumSigningBits:
             throw refuse("RSA keys under \(RSA.minimumSigningBits) bits are refused (RFC 7518 §3.3)")
         case .rsaPrivate(let k) where k.keySizeInBits < RSA.minimumSigningBits:

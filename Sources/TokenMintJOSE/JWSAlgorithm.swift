@@ -1,6 +1,7 @@
 public import TokenMintCrypto
+public import TokenMintMLDSA
 
-/// A JWS signature algorithm (RFC 7518 §3, RFC 8037, RFC 8812, RFC 9864).
+/// A JWS signature algorithm (RFC 7518 §3, RFC 8037, RFC 8812, RFC 9864, RFC 9964).
 /// `none` is not one of these: unsecured tokens go through ``UnsecuredJWS`` only.
 public enum JWSAlgorithm: String, CaseIterable, Sendable, Hashable, CustomStringConvertible {
     /// HMAC with SHA-256.
@@ -38,6 +39,12 @@ public enum JWSAlgorithm: String, CaseIterable, Sendable, Hashable, CustomString
     case Ed25519
     /// Ed448, fully specified (RFC 9864). `EdDSA` also names Ed448 keys (RFC 8037).
     case Ed448
+    /// ML-DSA-44 (FIPS 204, RFC 9964) with an `AKP` key; needs the MLDSA trait.
+    case MLDSA44 = "ML-DSA-44"
+    /// ML-DSA-65 (FIPS 204, RFC 9964); needs the MLDSA trait.
+    case MLDSA65 = "ML-DSA-65"
+    /// ML-DSA-87 (FIPS 204, RFC 9964); needs the MLDSA trait.
+    case MLDSA87 = "ML-DSA-87"
 
     /// The JOSE name.
     public var description: String { rawValue }
@@ -49,17 +56,23 @@ public enum JWSAlgorithm: String, CaseIterable, Sendable, Hashable, CustomString
         case .RS256, .RS384, .RS512, .PS256, .PS384, .PS512: .rsa
         case .ES256, .ES384, .ES512, .ES256K: .ec
         case .EdDSA, .Ed25519, .Ed448: .okp
+        case .MLDSA44, .MLDSA65, .MLDSA87: .akp
         }
     }
 
-    /// The hash function (SHA-512 for EdDSA, where it is internal to the scheme).
+    /// The hash function (SHA-512 for EdDSA, where it is internal to the
+    /// scheme; ML-DSA hashes with SHAKE256 inside the scheme, and SHA-512 is
+    /// named for it only to size things).
     public var hash: HashFunction {
         switch self {
         case .HS256, .RS256, .PS256, .ES256, .ES256K: .sha256
         case .HS384, .RS384, .PS384, .ES384: .sha384
-        case .HS512, .RS512, .PS512, .ES512, .EdDSA, .Ed25519, .Ed448: .sha512
+        case .HS512, .RS512, .PS512, .ES512, .EdDSA, .Ed25519, .Ed448, .MLDSA44, .MLDSA65, .MLDSA87: .sha512
         }
     }
+
+    /// The ML-DSA parameter set of the ML-DSA algorithms.
+    public var mlDSAParameterSet: MLDSA.ParameterSet? { MLDSA.ParameterSet(rawValue: rawValue) }
 
     /// The curve for ES algorithms.
     public var curve: ECDSA.Curve? {

@@ -25,6 +25,7 @@ public struct JWSSigner: Sendable {
             case .okp: chosen = .EdDSA
             case .rsa: chosen = .RS256
             case .oct: chosen = .HS256
+            case .akp: chosen = .MLDSA65  // an AKP key always names its algorithm; admit checks it
             }
         }
         try key.admit(chosen, for: .sign)

@@ -1,14 +1,17 @@
 public import TokenMintCore
 public import Foundation
 import TokenMintCrypto
+import TokenMintMLDSA
 
 /// Runs Project Wycheproof files and TokenMint's own known-answer files.
 ///
 /// The file's `schema` field picks the runner, so any Wycheproof file of a
 /// supported schema works, whatever its curve, hash or key size.
 public enum VectorRunner {
-    /// The schemas this runner knows.
-    public static let schemas: [String] = [
+    /// The schemas this runner knows (ML-DSA's only when built with the MLDSA trait).
+    public static var schemas: [String] { knownSchemas + (MLDSA.isAvailable ? ["mldsa_verify_schema_v1"] : []) }
+
+    static let knownSchemas: [String] = [
         "ecdsa_verify_schema_v1", "ecdsa_p1363_verify_schema_v1", "eddsa_verify_schema_v1",
         "rsassa_pkcs1_verify_schema_v1", "rsassa_pss_verify_schema_v1", "mac_test_schema_v1",
         "json_web_signature_schema_v1", "json_web_key_schema_v1",
@@ -48,6 +51,7 @@ public enum VectorRunner {
             case "json_web_key_schema_v1": try JOSERunner.run(data, keySet: true, into: &report)
             case "json_web_encryption_schema_v1": try JWERunner.run(data, crypto: false, into: &report)
             case "json_web_crypto_schema_v1": try JWERunner.run(data, crypto: true, into: &report)
+            case "mldsa_verify_schema_v1": try mldsa(data, algorithm: header.algorithm ?? "", into: &report)
             case "tokenmint_jose_kat_v1": try JOSEKnownAnswers.run(data, into: &report)
             case "tokenmint_aztec_golden_v1": try AztecGoldenRunner.run(data, into: &report)
             case "tokenmint_kat_v1": try KnownAnswers.run(data, algorithm: header.algorithm ?? "", into: &report)
@@ -134,6 +138,33 @@ public enum VectorRunner {
                 throw TokenMintError(.vectors.invalidFile, "unsupported EdDSA curve \(group.publicKey.curve)")
             }
             check(group.tests, into: &report) { test in (try? verify(hex(test.sig), hex(test.msg))) ?? false }
+        }
+    }
+
+    // MARK: ML-DSA
+
+    struct MLDSAGroup: Decodable {
+        var publicKey: String
+        var tests: [MLDSATest]
+    }
+
+    struct MLDSATest: Decodable {
+        var tcId: Int
+        var comment: String, msg: String, sig: String, result: String
+        var ctx: String?
+    }
+
+    /// Wycheproof's ML-DSA verification files (pure ML-DSA with a context);
+    /// a key of the wrong length or encoding fails every test of its group.
+    static func mldsa(_ data: Data, algorithm: String, into report: inout VectorReport) throws {
+        guard let set = MLDSA.ParameterSet(rawValue: algorithm) else { throw TokenMintError(.vectors.invalidFile, "unknown ML-DSA parameter set \(algorithm)") }
+        guard MLDSA.isAvailable else { throw TokenMintError(.vectors.invalidFile, "ML-DSA files need TokenMint built with the MLDSA trait") }
+        for group in try JSONDecoder().decode(File<MLDSAGroup>.self, from: data).testGroups {
+            let key = try? MLDSA.PublicKey(rawRepresentation: hex(group.publicKey), parameterSet: set)
+            for test in group.tests {
+                let accepted = (try? key?.isValidSignature(hex(test.sig), for: hex(test.msg), context: hex(test.ctx ?? ""))) ?? false
+                report.record(test.tcId, expected: test.result, accepted: accepted, comment: test.comment)
+            }
         }
     }
 

