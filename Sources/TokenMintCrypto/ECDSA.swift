@@ -7,8 +7,7 @@ public import Foundation
 #endif
 
 // The public API. The OpenSSL calls (keys, curve groups, RFC 6979 signing)
-// are in ECDSA_libcrypto.swift, libsodium's HMAC for RFC 6979 in
-// ECDSA_sodium.swift, the DER signature codec in DER.swift.
+// are in ECDSA_libcrypto.swift, the DER signature codec in DER.swift.
 
 /// ECDSA over prime curves through OpenSSL 3.
 ///
