@@ -1,6 +1,10 @@
 #include "CBenchRaw.h"
 
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/bn.h>
 #include <openssl/crypto.h>
+#include <openssl/ec.h>
+#include <openssl/ecdsa.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rsa.h>
@@ -59,6 +63,37 @@ int CBenchRaw_sign(void *key, const char *md, int padding, const uint8_t *m, siz
     int ok = ctx != NULL && EVP_DigestSignInit_ex(ctx, &pctx, md, NULL, NULL, (EVP_PKEY *)key, NULL) == 1 &&
              configure(pctx, padding) && EVP_DigestSign(ctx, sig, siglen, m, n) == 1;
     EVP_MD_CTX_free(ctx);
+    return ok ? 0 : -1;
+}
+
+int CBenchRaw_ecdsa_sign_given_k(void *key, const char *md, const uint8_t *m, size_t n, const uint8_t *kbytes, size_t klen, uint8_t *sig, size_t siglen) {
+    const EC_KEY *ec = EVP_PKEY_get0_EC_KEY((EVP_PKEY *)key);
+    const EC_GROUP *group = ec ? EC_KEY_get0_group(ec) : NULL;
+    const BIGNUM *order = group ? EC_GROUP_get0_order(group) : NULL;
+    if (order == NULL) return -1;
+    uint8_t digest[EVP_MAX_MD_SIZE];
+    unsigned int dlen = 0;
+    EVP_MD *hash = EVP_MD_fetch(NULL, md, NULL);
+    int ok = hash != NULL && EVP_Digest(m, n, digest, &dlen, hash, NULL) == 1;
+    EVP_MD_free(hash);
+    BN_CTX *ctx = BN_CTX_secure_new();
+    BIGNUM *k = BN_secure_new(), *x = BN_new(), *r = BN_new(), *kinv = NULL;
+    EC_POINT *point = EC_POINT_new(group);
+    ECDSA_SIG *s = NULL;
+    ok = ok && ctx && k && x && r && point && BN_bin2bn(kbytes, (int)klen, k) != NULL;
+    if (ok) BN_set_flags(k, BN_FLG_CONSTTIME);
+    ok = ok && EC_POINT_mul(group, point, k, NULL, NULL, ctx) == 1 && EC_POINT_get_affine_coordinates(group, point, x, NULL, ctx) == 1 &&
+         BN_nnmod(r, x, order, ctx) == 1 && (kinv = BN_mod_inverse(NULL, k, order, ctx)) != NULL &&
+         (s = ECDSA_do_sign_ex(digest, (int)dlen, kinv, r, (EC_KEY *)ec)) != NULL;
+    size_t half = siglen / 2;
+    ok = ok && BN_bn2binpad(ECDSA_SIG_get0_r(s), sig, (int)half) == (int)half && BN_bn2binpad(ECDSA_SIG_get0_s(s), sig + half, (int)half) == (int)half;
+    ECDSA_SIG_free(s);
+    BN_clear_free(kinv);
+    BN_clear_free(k);
+    BN_free(x);
+    BN_free(r);
+    EC_POINT_free(point);
+    BN_CTX_free(ctx);
     return ok ? 0 : -1;
 }
 

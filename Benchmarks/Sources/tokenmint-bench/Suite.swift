@@ -63,6 +63,8 @@ enum Suite {
         let derSignature = signature.derRepresentation
         var out = [UInt8](repeating: 0, count: 160)
         let msg = message
+        // A valid nonce for the floor row: any value in [1, n−1] costs the same.
+        let fixedK = [UInt8](repeating: 0x5A, count: curve.scalarByteCount - 1)
         let peerSign: () -> Bool
         let peerVerify: () -> Bool
         switch curve {
@@ -95,6 +97,9 @@ enum Suite {
                 Case(implementation: .raw("OpenSSL EVP, random k")) {
                     var length = out.count
                     return CBenchRaw_sign(raw, md, 0, msg, msg.count, &out, &length) == 0
+                },
+                Case(implementation: .raw("OpenSSL, k given: the floor")) {
+                    CBenchRaw_ecdsa_sign_given_k(raw, md, msg, msg.count, fixedK, fixedK.count, &out, 2 * curve.scalarByteCount) == 0
                 },
                 Case(implementation: .tokenmint) { (try? key.signature(for: msg, hash: hash, nonce: .deterministic)) != nil },
             ], goalToRaw: nil, rawParallel: { n, t in CBenchRaw_parallel_sign(1, raw, md, 0, msg, msg.count, nil, 0, n, Int32(t)) }),

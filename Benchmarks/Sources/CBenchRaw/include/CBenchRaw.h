@@ -23,6 +23,12 @@ void CBenchRaw_free_key(void *key);
 /* EVP_DigestSign / EVP_DigestVerify with a new EVP_MD_CTX per call.
    padding: 0 none (EC, Ed25519), 1 PKCS#1 v1.5, 6 PSS (salt = digest length). */
 int CBenchRaw_sign(void *key, const char *md, int padding, const uint8_t *m, size_t n, uint8_t *sig, size_t *siglen);
+/* The least an ECDSA signer with a caller-chosen nonce (RFC 6979) pays on
+   OpenSSL 3.0's public API, k given: the digest, k·G, its affine x, the
+   constant-time inverse of k (BN_FLG_CONSTTIME: OpenSSL's own signer inverts
+   with internal code it does not export), ECDSA_do_sign_ex, r‖s out. No
+   DRBG: this is a floor, not a signer. */
+int CBenchRaw_ecdsa_sign_given_k(void *key, const char *md, const uint8_t *m, size_t n, const uint8_t *k, size_t klen, uint8_t *sig, size_t siglen);
 int CBenchRaw_verify(void *key, const char *md, int padding, const uint8_t *sig, size_t siglen, const uint8_t *m, size_t n);
 
 /* One-shot HMAC() with SHA-256. */
