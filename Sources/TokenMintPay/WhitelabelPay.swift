@@ -164,6 +164,27 @@ public actor WhitelabelPay {
         }
     }
 
+    /// ``update(_:)`` through the store's group commit: mints running at
+    /// the same moment share one commit (one fsync), each returning only
+    /// after its own slot is durable. The body runs on the store's
+    /// committing thread, so it uses only what it is given.
+    func groupedUpdate<T: Sendable>(
+        _ body: @escaping @Sendable (inout DeviceRecord, any StoreTransaction) throws -> T
+    ) async throws(TokenMintError) -> T {
+        let (store, configuration) = (self.store, self.configuration)
+        do {
+            return try await store.groupedTransaction { tx in
+                let stored = try WhitelabelPay.loadRecord(tx, store: store)
+                var record = try stored ?? WhitelabelPay.currentRecord(tx, store: store, configuration: configuration)
+                let result = try body(&record, tx)
+                if record != stored { try WhitelabelPay.saveRecord(record, tx) }
+                return result
+            }
+        } catch {
+            throw TokenMintError.wrap(error, as: .pay.storeFailure, "\(error)")
+        }
+    }
+
     // MARK: State
 
     /// The enrolment state.
@@ -559,7 +580,7 @@ public actor WhitelabelPay {
     /// sequence number are committed durably — a crash wastes a slot, never
     /// reuses one, and never mints past the limit.
     public func getPaymentToken(offline: Bool? = nil) async throws(TokenMintError) -> PaymentToken {
-        let plan = try planMint(offline: offline)
+        let plan = try await planMint(offline: offline)
         let (key, means) = (plan.key, plan.means)
         let unsigned: String
         // Offline, the quota and the server-time offset come from the one
@@ -597,7 +618,7 @@ public actor WhitelabelPay {
 
     /// What one mint needs: the key, the active payment means and, offline,
     /// the sequence number and server-time offset of the slot it takes.
-    struct MintPlan {
+    struct MintPlan: Sendable {
         let key: Ed25519.PrivateKey
         let means: PaymentMeans
         let offline: (sequence: Int64, serverOffset: Int64)?
@@ -606,12 +627,13 @@ public actor WhitelabelPay {
     /// Reads the state, the active means, the key and the online flag and,
     /// offline, takes the next quota slot — in one transaction, committed
     /// before the token is made (a crash wastes the slot, never reuses it).
-    func planMint(offline: Bool?) throws(TokenMintError) -> MintPlan {
+    /// Concurrent mints share commits (``groupedUpdate(_:)``).
+    func planMint(offline: Bool?) async throws(TokenMintError) -> MintPlan {
         let known = cachedKey
         let limit = Int64(configuration.offlineTokenLimit)
         let confirmsState = backend.confirmsState
         let now = clock.now()
-        let plan = try update { record, tx -> MintPlan in
+        let plan = try await groupedUpdate { record, tx -> MintPlan in
             guard record.state == WhitelabelPayState.active.rawValue else {
                 throw TokenMintError(.pay.deviceNotEnrolled, "the device is not enrolled and active")
             }

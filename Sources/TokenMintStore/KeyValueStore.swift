@@ -7,6 +7,14 @@ public protocol KeyValueStore: Sendable {
     /// Runs `body` in one transaction: committed durably when it returns,
     /// rolled back entirely when it throws.
     func transaction<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
+    /// Runs `body` as ``transaction(_:)`` does, with the same guarantee —
+    /// durable when it returns, nothing written when `body` throws — but a
+    /// store may commit it together with the transactions of other callers
+    /// waiting at the same moment: one commit, one fsync, for the group
+    /// (group commit). A single caller waits for nobody. `body` runs on the
+    /// store's committing thread, after the bodies queued before it, whose
+    /// writes it sees.
+    func groupedTransaction<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
     /// Wipes every secret, value, counter and ledger entry.
     func reset() throws(TokenMintError)
     /// Random bytes that name this store and no other (made when it was
@@ -14,4 +22,11 @@ public protocol KeyValueStore: Sendable {
     /// to it, so a copy moved into another store sealed with the same master
     /// key is recognised.
     var identity: [UInt8] { get throws(TokenMintError) }
+}
+
+extension KeyValueStore {
+    /// A store without group commit runs the body in a transaction of its own.
+    public func groupedTransaction<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        try transaction(body)
+    }
 }

@@ -108,6 +108,31 @@ extension SQLiteStore {
         return try result.get()
     }
 
+    /// ``KeyValueStore/groupedTransaction(_:)`` on SQLite: the body runs on
+    /// the committing thread in its own savepoint of the group's transaction
+    /// (see ``groupedTransaction(_:_:)``); what it throws comes back as is.
+    public func groupedTransaction<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+        let key = masterKey
+        let outcome = Outcome<Result<T, any Error>>()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let job = CommitQueue.Job(
+                run: { connection in
+                    do {
+                        outcome.result = .success(.success(try body(Transaction(db: connection.db, key: key))))
+                        return false
+                    } catch {
+                        outcome.result = .success(.failure(error))
+                        return true
+                    }
+                },
+                fail: { error in outcome.result = .failure(error) },
+                continuation: continuation)
+            commits.enqueue(job, for: self)
+        }
+        guard let result = outcome.result else { throw TokenMintError(.store.databaseFailure, "a grouped transaction ended without a result") }
+        return try result.get().get()
+    }
+
     /// Creates `schema`'s tables if this open store has not yet.
     ///
     /// Once they exist this takes no lock of the writing connection: a

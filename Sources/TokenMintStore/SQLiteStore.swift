@@ -28,7 +28,7 @@ public final class SQLiteStore: KeyValueStore, @unchecked Sendable {
     let isReadOnly: Bool
     /// Schemas of other modules created in this file since it was opened (under `lock`).
     private var preparedSchemas: Set<String> = []
-    private let masterKey: SecureBytes
+    let masterKey: SecureBytes
     /// The database file.
     public let path: String
     /// The store's identity: the random salt made when the file was created.
