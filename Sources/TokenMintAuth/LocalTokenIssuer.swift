@@ -119,6 +119,13 @@ public actor LocalTokenIssuer {
         return error
     }
 
+    /// ``transaction(_:)`` through the store's group commit.
+    func groupedTransaction<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws(TokenMintError) -> T {
+        do { return try await store.groupedTransaction(body) } catch {
+            throw TokenMintError.wrap(error, as: .auth.internalFailure, "the store failed: \(error)")
+        }
+    }
+
     func transaction<T>(_ body: (any StoreTransaction) throws -> T) throws(TokenMintError) -> T {
         do { return try store.transaction(body) } catch {
             throw TokenMintError.wrap(error, as: .auth.internalFailure, "the store failed: \(error)")
@@ -140,7 +147,7 @@ public actor LocalTokenIssuer {
         var jkt: String?
     }
 
-    func accessToken(
+    nonisolated func accessToken(
         account: String, clientID: String, scopes: [String], lifetime: Int64, extra: JSONObject = JSONObject(), jkt: String? = nil
     ) throws(TokenMintError) -> (String, Int64) {
         let now = clock()
@@ -197,8 +204,10 @@ public actor LocalTokenIssuer {
     }
 
     /// Signs an access token and writes a new refresh token of `family` in
-    /// `tx`: the pair exists only if the transaction commits.
-    func newFamilyMember(
+    /// `tx`: the pair exists only if the transaction commits. It uses only
+    /// the issuer's constants, so it also runs inside a grouped transaction,
+    /// on the store's committing thread.
+    nonisolated func newFamilyMember(
         account: String, clientID: String, scopes: [String], family: String, jkt: String? = nil, accessJKT: String? = nil, in tx: any StoreTransaction
     ) throws -> OAuthToken {
         let (access, expiresAt) = try accessToken(account: account, clientID: clientID, scopes: scopes, lifetime: accessLifetime, jkt: accessJKT ?? jkt)
@@ -212,16 +221,16 @@ public actor LocalTokenIssuer {
 
     /// Rotates a refresh token: the presented one is spent and a new pair
     /// issued. Presenting a spent token revokes its whole family.
-    public func refresh(_ refreshToken: String) throws(TokenMintError) -> OAuthToken {
-        try rotate(refreshToken, clientID: nil)
+    public func refresh(_ refreshToken: String) async throws(TokenMintError) -> OAuthToken {
+        try await rotate(refreshToken, clientID: nil)
     }
 
     /// Rotates a refresh token presented by the OAuth client `clientID`, as
     /// `refresh(_:)` does; a token issued to another client is refused
     /// (`refreshTokenInvalid`) and left as it was: neither spent nor its
     /// family revoked.
-    public func refresh(_ refreshToken: String, clientID: String) throws(TokenMintError) -> OAuthToken {
-        try rotate(refreshToken, clientID: clientID)
+    public func refresh(_ refreshToken: String, clientID: String) async throws(TokenMintError) -> OAuthToken {
+        try await rotate(refreshToken, clientID: clientID)
     }
 
     /// Rotates a refresh token presented with a DPoP proof whose key has
@@ -233,8 +242,8 @@ public actor LocalTokenIssuer {
     /// proof is bound from then on.
     public func refresh(
         _ refreshToken: String, clientID: String, dpopThumbprint: String?, bindsRefreshToken: Bool = true
-    ) throws(TokenMintError) -> OAuthToken {
-        try rotate(refreshToken, clientID: clientID, dpopThumbprint: dpopThumbprint, bindsRefreshToken: bindsRefreshToken)
+    ) async throws(TokenMintError) -> OAuthToken {
+        try await rotate(refreshToken, clientID: clientID, dpopThumbprint: dpopThumbprint, bindsRefreshToken: bindsRefreshToken)
     }
 
     /// Revokes the family of a refresh token issued to `clientID` (RFC 7009):
@@ -258,17 +267,20 @@ public actor LocalTokenIssuer {
         return true
     }
 
-    func rotate(_ refreshToken: String, clientID: String?, dpopThumbprint: String? = nil, bindsRefreshToken: Bool = false) throws(TokenMintError) -> OAuthToken {
+    func rotate(
+        _ refreshToken: String, clientID: String?, dpopThumbprint: String? = nil, bindsRefreshToken: Bool = false
+    ) async throws(TokenMintError) -> OAuthToken {
         let name = LocalTokenIssuer.hashName(refreshToken)
         let now = clock()
-        enum Outcome {
+        enum Outcome: Sendable {
             case fresh(RefreshRecord, OAuthToken), reused(RefreshRecord), revoked(RefreshRecord), expired(RefreshRecord), otherClient(RefreshRecord)
             case otherKey(RefreshRecord), unknown
         }
         // One transaction decides and writes: spending the token together with
         // its successor (so a failed commit spends nothing), or revoking the
-        // family on reuse, committed before the error is thrown.
-        let outcome: Outcome = try transaction { tx in
+        // family on reuse, committed before the error is thrown. Rotations
+        // running at the same moment share the commit (group commit).
+        let outcome: Outcome = try await groupedTransaction { tx in
             guard let data = try tx.value(name), var record = try? JSONDecoder().decode(RefreshRecord.self, from: Data(data)) else {
                 return .unknown
             }
@@ -284,7 +296,7 @@ public actor LocalTokenIssuer {
             guard record.expiresAt > now else { return .expired(record) }
             record.used = true
             try tx.setValue(name, [UInt8]((try? JSONEncoder().encode(record)) ?? Data()))
-            let successor = try newFamilyMember(
+            let successor = try self.newFamilyMember(
                 account: record.account, clientID: record.clientID, scopes: record.scopes, family: record.family,
                 jkt: record.jkt ?? (bindsRefreshToken ? dpopThumbprint : nil), accessJKT: dpopThumbprint, in: tx)
             return .fresh(record, successor)

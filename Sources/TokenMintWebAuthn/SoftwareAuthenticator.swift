@@ -238,6 +238,15 @@ public actor SoftwareAuthenticator {
         var credBlob: [UInt8]?
     }
 
+    /// ``storeCall(_:)`` through the store's group commit: assertions
+    /// running at the same moment share one commit (one fsync), each
+    /// returning only after its own counter is durable.
+    func groupedStoreCall<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws(TokenMintError) -> T {
+        do { return try await store.groupedTransaction(body) } catch {
+            throw TokenMintError.wrap(error, as: .webAuthn.other, "the credential store failed: \(error)")
+        }
+    }
+
     func storeCall<T>(_ body: (any StoreTransaction) throws -> T) throws(TokenMintError) -> T {
         do { return try store.transaction(body) } catch {
             throw TokenMintError.wrap(error, as: .webAuthn.other, "the credential store failed: \(error)")
@@ -614,11 +623,15 @@ public actor SoftwareAuthenticator {
         var allFlags = flags
         if backupEligible { allFlags.insert(.backupEligible) }
         if backupState { allFlags.insert(.backupState) }
-        // The counter is committed before the signature is made.
+        // The counter is committed before the signature is made, in a
+        // commit shared with the assertions running at the same moment. What
+        // the actor holds for this assertion is read before the wait.
         let cached = signers[id]
-        let (seed, counter) = try storeCall { tx -> (SecureBytes?, Int64) in
+        let requested = lastExtensions
+        let alwaysZero = signCountPolicy == .alwaysZero
+        let (seed, counter) = try await groupedStoreCall { tx -> (SecureBytes?, Int64) in
             let seed = cached == nil ? try tx.secret(SoftwareAuthenticator.name("key", id)) : nil
-            let counter = signCountPolicy == .alwaysZero ? 0 : try tx.increment(SoftwareAuthenticator.name("count", id), by: 1)
+            let counter = alwaysZero ? 0 : try tx.increment(SoftwareAuthenticator.name("count", id), by: 1)
             return (seed, counter)
         }
         guard counter <= Int64(UInt32.max) else { throw TokenMintError(.webAuthn.invalidCredential, "the signature counter is exhausted") }
@@ -634,7 +647,7 @@ public actor SoftwareAuthenticator {
             } catch { throw TokenMintError(.webAuthn.other, "the credential key does not open", underlying: error) }
             signers[id] = signer
         }
-        let extensions = try assertionExtensions(lastExtensions, id: id, record: record, verified: flags.contains(.userVerified))
+        let extensions = try assertionExtensions(requested, id: id, record: record, verified: flags.contains(.userVerified))
         let authData = AuthenticatorData(rpIDHash: rpIDHash(rpID), flags: allFlags, signCount: UInt32(counter), extensions: extensions.outputs.cbor)
         let signature: [UInt8]
         do { signature = try signer.sign(authData.bytes + clientDataHash) } catch { throw TokenMintError(.webAuthn.other, "signing failed", underlying: error) }
