@@ -28,6 +28,7 @@ let package = Package(
                 .product(name: "TokenMintStore", package: "TokenMint"),
                 .product(name: "TokenMintPay", package: "TokenMint"),
                 .product(name: "TokenMintWebAuthn", package: "TokenMint"),
+                .product(name: "TokenMintAuth", package: "TokenMint"),
                 .product(name: "TokenMintPostgres", package: "TokenMint"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -611,9 +611,16 @@ public actor WhitelabelPay {
             logger.info("minted online")
         }
         let epoch = TimeArithmetic.adding(clock.now(), offset)
-        let token = PaymentToken.sign(unsigned, at: epoch, with: key)
+        // The signature is made off the actor: concurrent mints sign on
+        // every core while the actor plans the next ones.
+        let token = await WhitelabelPay.sign(unsigned, at: epoch, with: key)
         currentToken = token
         return token
+    }
+
+    @concurrent
+    static func sign(_ unsigned: String, at epoch: Int64, with key: Ed25519.PrivateKey) async -> PaymentToken {
+        PaymentToken.sign(unsigned, at: epoch, with: key)
     }
 
     /// What one mint needs: the key, the active payment means and, offline,

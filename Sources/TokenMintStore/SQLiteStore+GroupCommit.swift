@@ -33,12 +33,17 @@ final class CommitQueue: @unchecked Sendable {
     static let idleTimeout: TimeInterval = 0.5
 
     /// Queues `job` for `store`'s committing thread, starting it if it is not running.
+    ///
+    /// The thread holds the store weakly: a store its users have let go of
+    /// closes at once (checkpointing its WAL into the file, which a later
+    /// read-only, immutable open depends on) instead of when the thread
+    /// idles out. A queued job's caller holds the store until it is answered.
     func enqueue(_ job: Job, for store: SQLiteStore) {
         condition.lock()
         pending.append(job)
         if !running {
             running = true
-            let thread = Thread { [self] in drain(store) }
+            let thread = Thread { [self, weak store] in drain { store } }
             thread.name = "tokenmint.sqlite.commit"
             thread.start()
         }
@@ -48,7 +53,7 @@ final class CommitQueue: @unchecked Sendable {
 
     /// The committing thread: takes every waiting job as one batch, commits
     /// it, and again, until no job has come for ``idleTimeout``.
-    func drain(_ store: SQLiteStore) {
+    func drain(_ store: () -> SQLiteStore?) {
         while true {
             condition.lock()
             while pending.isEmpty {
@@ -61,6 +66,14 @@ final class CommitQueue: @unchecked Sendable {
             let batch = pending
             pending = []
             condition.unlock()
+            guard let store = store() else {
+                // Unreachable while a caller waits (it holds the store); answered anyway.
+                for job in batch {
+                    job.fail(TokenMintError(.store.databaseFailure, "the store was closed"))
+                    job.continuation.resume()
+                }
+                continue
+            }
             store.commit(batch)
         }
     }
@@ -152,18 +165,19 @@ extension SQLiteStore {
         let connection = Connection(db: db)
         var failure: TokenMintError?
         do throws(TokenMintError) {
-            try SQLiteStore.execute(db, "BEGIN IMMEDIATE")
+            // Prepared once per connection (StatementCache), not parsed per job.
+            try SQLiteStore.run(db, "BEGIN IMMEDIATE", [])
             for job in batch {
-                try SQLiteStore.execute(db, "SAVEPOINT grouped")
-                if job.run(connection) { try SQLiteStore.execute(db, "ROLLBACK TO grouped") }
-                try SQLiteStore.execute(db, "RELEASE grouped")
+                try SQLiteStore.run(db, "SAVEPOINT grouped", [])
+                if job.run(connection) { try SQLiteStore.run(db, "ROLLBACK TO grouped", []) }
+                try SQLiteStore.run(db, "RELEASE grouped", [])
                 // Some errors (a full disk, I/O) make SQLite roll the whole
                 // transaction back: what ran before is gone too.
                 guard sqlite3_get_autocommit(db) == 0 else {
                     throw TokenMintError(.store.databaseFailure, "SQLite rolled the transaction back")
                 }
             }
-            try SQLiteStore.execute(db, "COMMIT")
+            try SQLiteStore.run(db, "COMMIT", [])
         } catch {
             failure = error
             _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
@@ -190,10 +204,10 @@ extension SQLiteStore {
         }
         guard let reader else { throw TokenMintError(.store.cannotOpen, "no read connection") }
         // One read transaction: every statement of the body sees one snapshot.
-        try SQLiteStore.execute(reader, "BEGIN")
+        try SQLiteStore.run(reader, "BEGIN", [])
         do {
             let result = try body(Connection(db: reader))
-            try SQLiteStore.execute(reader, "COMMIT")
+            try SQLiteStore.run(reader, "COMMIT", [])
             return result
         } catch {
             _ = sqlite3_exec(reader, "ROLLBACK", nil, nil, nil)

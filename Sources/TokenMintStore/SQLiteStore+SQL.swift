@@ -84,10 +84,23 @@ extension SQLiteStore {
         guard status == SQLITE_OK else { throw failure(db, status, "SQL") }
     }
 
+    /// Closes a connection, finalizing its cached statements first.
+    static func closeConnection(_ db: OpaquePointer?) {
+        guard let db else { return }
+        StatementCache.shared.forget(db)
+        sqlite3_close(db)
+    }
+
     static func prepare(_ db: OpaquePointer, _ sql: String, _ parameters: [Parameter]) throws(TokenMintError) -> OpaquePointer {
         var statement: OpaquePointer? = nil
         let status = sqlite3_prepare_v2(db, sql, -1, &statement, nil)
         guard status == SQLITE_OK, let statement else { throw failure(db, status, "prepare") }
+        try bind(db, statement, parameters)
+        return statement
+    }
+
+    /// Binds `parameters` to a fresh or reset statement.
+    static func bind(_ db: OpaquePointer, _ statement: OpaquePointer, _ parameters: [Parameter]) throws(TokenMintError) {
         // SQLITE_TRANSIENT: SQLite copies the bound bytes.
         let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
         for (index, parameter) in parameters.enumerated() {
@@ -99,20 +112,19 @@ extension SQLiteStore {
             case .null: sqlite3_bind_null(statement, position)
             }
         }
-        return statement
     }
 
     static func run(_ db: OpaquePointer, _ sql: String, _ parameters: [Parameter]) throws(TokenMintError) {
-        let statement = try prepare(db, sql, parameters)
-        defer { sqlite3_finalize(statement) }
+        let statement = try StatementCache.shared.take(db, sql, parameters)
+        defer { StatementCache.shared.give(db, sql, statement) }
         let status = sqlite3_step(statement)
         guard status == SQLITE_DONE || status == SQLITE_ROW else { throw failure(db, status, "write") }
     }
 
     /// The rows of a query, each column typed.
     static func query(_ db: OpaquePointer, _ sql: String, _ parameters: [Parameter]) throws(TokenMintError) -> [[Value]] {
-        let statement = try prepare(db, sql, parameters)
-        defer { sqlite3_finalize(statement) }
+        let statement = try StatementCache.shared.take(db, sql, parameters)
+        defer { StatementCache.shared.give(db, sql, statement) }
         var rows: [[Value]] = []
         while true {
             let status = sqlite3_step(statement)

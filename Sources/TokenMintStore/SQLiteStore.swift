@@ -59,7 +59,7 @@ public final class SQLiteStore: KeyValueStore, @unchecked Sendable {
             masterKey = try SQLiteStore.resolve(keySource, salt: salt, storeIsNew: isNew)
             try SQLiteStore.checkMasterKey(db, masterKey)
         } catch {
-            sqlite3_close(db)
+            SQLiteStore.closeConnection(db)
             throw error
         }
     }
@@ -95,7 +95,7 @@ public final class SQLiteStore: KeyValueStore, @unchecked Sendable {
                     SELECT 'reset:ledger', x'' FROM sqlite_master WHERE type = 'table' AND name = 'ledger';
                 """)
         } catch {
-            sqlite3_close(handle)
+            SQLiteStore.closeConnection(handle)
             throw error
         }
         return handle
@@ -122,8 +122,8 @@ public final class SQLiteStore: KeyValueStore, @unchecked Sendable {
     }
 
     deinit {
-        if let reader { sqlite3_close(reader) }
-        sqlite3_close(db)
+        SQLiteStore.closeConnection(reader)
+        SQLiteStore.closeConnection(db)
     }
 
     // MARK: KeyValueStore
@@ -143,10 +143,10 @@ public final class SQLiteStore: KeyValueStore, @unchecked Sendable {
 
     /// ``immediate(_:)`` for a caller that holds the lock.
     private func immediateLocked<T>(_ body: () throws -> T) throws -> T {
-        try SQLiteStore.execute(db, "BEGIN IMMEDIATE")
+        try SQLiteStore.run(db, "BEGIN IMMEDIATE", [])
         do {
             let result = try body()
-            try SQLiteStore.execute(db, "COMMIT")
+            try SQLiteStore.run(db, "COMMIT", [])
             return result
         } catch {
             _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)

@@ -5,10 +5,12 @@ import Foundation
 /// tokenmint-bench: TokenMint's signers and verifiers against the raw C calls
 /// they wrap and against swift-crypto, interleaved in one process.
 ///
-///     tokenmint-bench [--quick] [--filter TEXT] [--json FILE] [--svg FILE] [--no-scaling] [--postgres URL]
+///     tokenmint-bench [--quick] [--filter TEXT] [--json FILE] [--svg FILE] [--no-scaling] [--postgres URL] [--durable]
 ///
 /// `--postgres URL` adds the verifier scale-out table (PostgreSQL and SQLite
-/// ledgers at 1, 4 and 16 concurrent verifiers, and a bare insert loop).
+/// ledgers at 1, 4 and 16 concurrent verifiers, and a bare insert loop);
+/// `--durable` the durable paths (quota, ledger, FIDO2 counters, refresh
+/// rotation) at 1, 4 and 16 concurrent callers, SQLite next to memory.
 struct Options {
     var quick = false
     var filter: String?
@@ -16,6 +18,7 @@ struct Options {
     var svg: String?
     var scaling = true
     var postgres: String?
+    var durable = false
 
     init(_ arguments: [String]) throws {
         var iterator = arguments.makeIterator()
@@ -27,8 +30,9 @@ struct Options {
             case "--svg": svg = iterator.next()
             case "--no-scaling": scaling = false
             case "--postgres": postgres = iterator.next()
+            case "--durable": durable = true
             case "-h", "--help":
-                print("usage: tokenmint-bench [--quick] [--filter TEXT] [--json FILE] [--svg FILE] [--no-scaling] [--postgres URL]")
+                print("usage: tokenmint-bench [--quick] [--filter TEXT] [--json FILE] [--svg FILE] [--no-scaling] [--postgres URL] [--durable]")
                 exit(0)
             default: throw BenchError("unknown argument \(argument)")
             }
@@ -86,6 +90,13 @@ do {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         scaleOut = try await VerifierScaleSuite.run(url: url, quick: options.quick, directory: directory, progress: progress)
+    }
+    var durable: [DurableSuite.Row] = []
+    if options.durable {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tokenmint-bench-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        durable = try await DurableSuite.run(quick: options.quick, directory: directory, progress: progress)
     }
     FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
 
@@ -154,6 +165,19 @@ do {
                 + pad(bare.map { String(format: "%.2f", row.perSecond / $0.perSecond) } ?? "", 8, right: true))
         }
     }
+    if !durable.isEmpty {
+        print("\nDurable paths: concurrent callers, each returning after its own write is durable (\(durable[0].row.operations) per row)")
+        print(pad("path", 30) + pad("store", 8) + pad("callers", 9, right: true) + pad("ops/s", 10, right: true) + pad("p50 µs", 10, right: true)
+            + pad("p99 µs", 10, right: true) + pad("×1 caller", 11, right: true) + pad("×memory 1", 11, right: true))
+        for row in durable {
+            let single = durable.first { $0.path == row.path && $0.store == row.store && $0.row.concurrency == 1 }
+            let memory = durable.first { $0.path == row.path && $0.store == "memory" && $0.row.concurrency == 1 }
+            print(pad(row.path, 30) + pad(row.store, 8) + pad(String(row.row.concurrency), 9, right: true) + pad(format(row.row.perSecond), 10, right: true)
+                + pad(format(row.row.p50), 10, right: true) + pad(format(row.row.p99), 10, right: true)
+                + pad(single.map { String(format: "%.2f", row.row.perSecond / $0.row.perSecond) } ?? "", 11, right: true)
+                + pad(memory.map { String(format: "%.2f", row.row.perSecond / $0.row.perSecond) } ?? "", 11, right: true))
+        }
+    }
     print("\nGoals: signers and verifiers ≥ 0.95× their raw C call; JWT mint and verify ≥ 0.90× (HS256 mint ≥ 0.5×); "
         + "JWT allocations ≤ ¼ of jwt-kit's; signers ≥ 1.8× on 2 threads. " + (missed.isEmpty ? "All met." : "Missed: " + missed.joined(separator: "; ")))
 
@@ -181,6 +205,10 @@ do {
         let document: [String: Any] = [
             "tool": "tokenmint-bench", "quick": options.quick, "rounds": rounds, "machine": info,
             "date": ISO8601DateFormatter().string(from: Date()), "results": rows, "scaling": scalingRows,
+            "durable_paths": durable.map { row in
+                ["path": row.path, "store": row.store, "callers": row.row.concurrency, "operations": row.row.operations,
+                 "ops_per_second": row.row.perSecond, "p50_microseconds": row.row.p50, "p99_microseconds": row.row.p99] as [String: Any]
+            },
             "verifier_scale_out": scaleOut.map { row in
                 ["ledger": row.backend, "verifiers": row.concurrency, "operations": row.operations, "ops_per_second": row.perSecond,
                  "p50_microseconds": row.p50, "p99_microseconds": row.p99] as [String: Any]
