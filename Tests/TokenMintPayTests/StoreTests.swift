@@ -92,6 +92,72 @@ struct StoreTests {
         #expect(c == 0)
     }
 
+    @Test("in memory, a failed transaction puts back exactly what it changed: values, secrets, counters, removals")
+    func inMemoryRollback() throws {
+        let store = InMemoryStore()
+        try store.transaction { tx in
+            try tx.setValue("a", [1])
+            try tx.setValue("r1", [2])
+            try tx.setValue("r2", [3])
+            try tx.setSecret("s", SecureBytes([4]))
+            try tx.setCounter("c", 5)
+        }
+        struct Boom: Error {}
+        #expect(throws: Boom.self) {
+            try store.transaction { tx in
+                try tx.setValue("a", [9])
+                try tx.setValue("new", [9])
+                try tx.setSecret("s", SecureBytes([9]))
+                try tx.setSecret("s2", SecureBytes([9]))
+                _ = try tx.increment("c", by: 10)
+                _ = try tx.increment("c2", by: 1)
+                try tx.remove("a")
+                #expect(try tx.removeValues(from: "r", upTo: "s") == 2)
+                let gone = try ["a", "r1"].map { try tx.value($0) }
+                #expect(gone == [nil, nil])
+                throw Boom()
+            }
+        }
+        let values = try store.transaction { tx in try ["a", "r1", "r2", "new"].map { try tx.value($0) } }
+        #expect(values == [[1], [2], [3], nil])
+        let secrets = try store.transaction { tx in try ["s", "s2"].map { try tx.secret($0) } }
+        #expect(secrets == [SecureBytes([4]), nil])
+        let counters = try store.transaction { tx in try ["c", "c2"].map { try tx.counter($0) } }
+        #expect(counters == [5, 0])
+    }
+
+    @Test("grouped transactions, SQLite and memory: 32 at once, each its own result; one that throws leaves nothing and gets its error")
+    func groupedTransactions() async throws {
+        let dir = try temporaryDirectory()
+        let stores: [any KeyValueStore] = [try SQLiteStore(path: dir + "/g.sqlite", masterKey: .key(SecureBytes(randomCount: 32))), InMemoryStore()]
+        struct Boom: Error {}
+        for store in stores {
+            let results = try await withThrowingTaskGroup(of: (Int, Int64?).self) { group in
+                for i in 0..<32 {
+                    group.addTask {
+                        do {
+                            let value = try await store.groupedTransaction { tx -> Int64 in
+                                try tx.setValue("v\(i)", [UInt8(i)])
+                                let count = try tx.increment("count", by: 1)
+                                if i == 7 { throw Boom() }
+                                return count
+                            }
+                            return (i, value)
+                        } catch is Boom {
+                            return (i, nil)
+                        }
+                    }
+                }
+                return try await group.reduce(into: [Int: Int64?]()) { $0[$1.0] = $1.1 }
+            }
+            #expect(results.count == 32 && results[7] == .some(nil))
+            // The counter values handed out are 1...31, each once: every body saw the ones before it.
+            #expect(Set(results.values.compactMap { $0 }) == Set(1...31))
+            let (count, v7, v8) = try store.transaction { tx in (try tx.counter("count"), try tx.value("v7"), try tx.value("v8")) }
+            #expect(count == 31 && v7 == nil && v8 == [8])
+        }
+    }
+
     @Test("a file that is not a store, and a read-only store, give typed errors")
     func corruptedAndReadOnly() throws {
         let dir = try temporaryDirectory()
