@@ -163,6 +163,28 @@ struct RecordOnce: BoundStatement {
     var values: [(any PostgresEncodable)?] { [identifier, expiresAt, attempt] }
 }
 
+/// Insert-once for many identifiers in one statement (the group commit of
+/// concurrent verifiers): one round trip and one commit for the lot. Each
+/// row back is an identifier, whether this statement inserted it, and the
+/// attempt it holds; the caller decides each answer as `RecordOnce` does. An
+/// empty attempt stands for none (attempts are 1 to 64 bytes). Identifiers
+/// are distinct within a statement (`ON CONFLICT DO UPDATE` may touch a row
+/// once).
+struct RecordOnceBatch: BoundStatement {
+    static let sql = """
+        INSERT INTO tokenmint_ledger AS l (id, expires_at, attempt)
+        SELECT u.id, u.expires_at, nullif(u.attempt, ''::bytea) FROM unnest($1::bytea[], $2::int8[], $3::bytea[]) AS u(id, expires_at, attempt)
+        ON CONFLICT (id) DO UPDATE SET expires_at = l.expires_at
+        RETURNING l.id, (xmax = 0), l.attempt
+        """
+    typealias Row = (ByteBuffer, Bool, ByteBuffer?)
+    let identifiers: [ByteBuffer], expiresAt: [Int64], attempts: [ByteBuffer]
+
+    var values: [(any PostgresEncodable)?] { [identifiers, expiresAt, attempts] }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
 /// Insert-once that also spends a slot, in one statement: the slot row is
 /// claimed first (`ON CONFLICT DO UPDATE` with an unchanged value returns the
 /// owner, decided by the primary key); the ledger row is written only when

@@ -24,6 +24,8 @@ import Foundation
 /// never accepted twice.
 public final class PostgresVerifierStore: VerifierStore, Sendable {
     let client: PostgresClient
+    /// Gathers concurrent ledger inserts into one statement.
+    let batcher = LedgerBatcher()
     /// The configuration.
     public let configuration: PostgresConfiguration
     let logger: Logger
@@ -115,6 +117,7 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
     public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?, spending slot: [UInt8]?) async throws(TokenMintError) -> Bool {
         try VerifierStoreLimits.checkIdentifier(identifier, attempt: attempt)
         try VerifierStoreLimits.checkSlot(slot)
+        if slot == nil { return try await recordOnceGrouped(identifier, expiresAt: expiresAt, attempt: attempt) }
         return try await bounded("ledger insert") { client, logger in
             let id = ByteBuffer(bytes: identifier)
             let attemptBuffer = attempt.map { ByteBuffer(bytes: $0) }
@@ -127,6 +130,12 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
             for try await mine in try await client.execute(statement, logger: logger) { return mine }
             return false
         }
+    }
+
+    /// ``recordOnce(_:expiresAt:attempt:spending:)`` without a slot, through
+    /// the group commit: concurrent verifiers' inserts share one statement.
+    func recordOnceGrouped(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?) async throws(TokenMintError) -> Bool {
+        try await batcher.record(identifier, expiresAt: expiresAt, attempt: attempt, store: self)
     }
 
     /// Deletes ledger entries that expired before `time`.

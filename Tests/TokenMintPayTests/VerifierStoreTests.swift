@@ -88,6 +88,11 @@ struct VerifierStoreTests {
         try await Backend.postgres.withStores(1) { try await Self.ledger($0[0]) }
     }
 
+    @Test(arguments: local) func concurrentLedger(_ backend: Backend) async throws { try await backend.withStores(1) { try await Self.concurrentLedger($0[0]) } }
+    @Test(.enabled(if: Backend.postgresAvailable, postgresReason)) func concurrentLedgerPostgres() async throws {
+        try await Backend.postgres.withStores(1) { try await Self.concurrentLedger($0[0]) }
+    }
+
     @Test(arguments: local) func devicesAndGrants(_ backend: Backend) async throws { try await backend.withStores(4) { try await Self.devicesAndGrants($0) } }
     @Test(.enabled(if: Backend.postgresAvailable, postgresReason)) func devicesAndGrantsPostgres() async throws {
         try await Backend.postgres.withStores(4) { try await Self.devicesAndGrants($0) }
@@ -155,6 +160,35 @@ struct VerifierStoreTests {
         #expect(try await !store.recordOnce(c, expiresAt: 10_000_000_000))
         #expect(try await !store.recordOnce(b, expiresAt: 10_000_000_000, attempt: [1]), "no attempt recorded: a retry is a replay")
         await expectStoreError(.store.invalidArgument) { _ = try await store.recordOnce(c, expiresAt: 1, attempt: []) }
+    }
+
+    /// 192 inserts at once, as concurrent verifiers send them (on PostgreSQL
+    /// they share statements, group commit): each of 32 identifiers is sent
+    /// by three callers. Without an attempt exactly one is accepted; with
+    /// the same attempt all three are; with three different attempts one is.
+    /// Then every identifier is a replay, and the answers held.
+    static func concurrentLedger(_ store: any VerifierStore) async throws {
+        let plain = (0..<32).map { _ in SecureRandom.bytes(count: 32) }
+        let retried = (0..<32).map { _ in SecureRandom.bytes(count: 32) }
+        let contested = (0..<32).map { _ in SecureRandom.bytes(count: 32) }
+        let answers = try await withThrowingTaskGroup(of: (Int, Int, Bool).self) { group in
+            for i in 0..<32 {
+                for copy in 0..<3 {
+                    group.addTask { (0, i, try await store.recordOnce(plain[i], expiresAt: 10_000_000_000)) }
+                    group.addTask { (1, i, try await store.recordOnce(retried[i], expiresAt: 10_000_000_000, attempt: [7])) }
+                    group.addTask { (2, i, try await store.recordOnce(contested[i], expiresAt: 10_000_000_000, attempt: [UInt8(copy + 1)])) }
+                }
+            }
+            return try await group.reduce(into: [[Int]](repeating: [Int](repeating: 0, count: 32), count: 3)) { counts, answer in
+                if answer.2 { counts[answer.0][answer.1] += 1 }
+            }
+        }
+        #expect(answers[0] == [Int](repeating: 1, count: 32), "one acceptance per identifier without an attempt")
+        #expect(answers[1] == [Int](repeating: 3, count: 32), "the same attempt accepted each time")
+        #expect(answers[2] == [Int](repeating: 1, count: 32), "one of three different attempts accepted")
+        for identifier in plain + retried + contested {
+            #expect(try await !store.recordOnce(identifier, expiresAt: 10_000_000_000))
+        }
     }
 
     /// Enrolment is idempotent and refuses a second key; grants from four
