@@ -24,8 +24,10 @@ final class LedgerBatcher: Sendable {
         var inFlight = 0
     }
 
-    /// Batches on the wire at once (each holds a pooled connection).
-    static let maximumInFlight = 4
+    /// Batches on the wire at once (each holds a pooled connection). Two
+    /// measured best on the 2-core VM at 16 callers (1: 19.0k inserts/s,
+    /// 2: 20.2k, 4: 14.6k): fewer, larger batches cost the server less.
+    static let maximumInFlight = 2
     /// Identifiers per statement.
     static let maximumBatch = 256
 
@@ -76,6 +78,19 @@ extension PostgresVerifierStore {
     /// of the statement is every entry's answer (none of them was recorded,
     /// or the answer was lost: a retry is refused, never accepted twice).
     func recordBatch(_ batch: [LedgerBatcher.Entry]) async -> [Result<Bool, TokenMintError>] {
+        // A batch of one takes the single-row statement, which the server runs faster.
+        if batch.count == 1, let entry = batch.first {
+            let statement = RecordOnce(identifier: ByteBuffer(bytes: entry.identifier), expiresAt: entry.expiresAt,
+                                       attempt: entry.attempt.map { ByteBuffer(bytes: $0) })
+            do {
+                return [.success(try await bounded("ledger insert") { client, logger in
+                    for try await mine in try await client.execute(statement, logger: logger) { return mine }
+                    return false
+                })]
+            } catch {
+                return [.failure(error)]
+            }
+        }
         // Distinct identifiers go to the server; a repeat is answered from its first's row.
         var order: [[UInt8]] = []
         var seen: Set<[UInt8]> = []

@@ -117,25 +117,15 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
     public func recordOnce(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?, spending slot: [UInt8]?) async throws(TokenMintError) -> Bool {
         try VerifierStoreLimits.checkIdentifier(identifier, attempt: attempt)
         try VerifierStoreLimits.checkSlot(slot)
-        if slot == nil { return try await recordOnceGrouped(identifier, expiresAt: expiresAt, attempt: attempt) }
+        // Without a slot, through the group commit: concurrent verifiers'
+        // inserts share one statement (LedgerBatcher).
+        guard let slot else { return try await batcher.record(identifier, expiresAt: expiresAt, attempt: attempt, store: self) }
         return try await bounded("ledger insert") { client, logger in
-            let id = ByteBuffer(bytes: identifier)
-            let attemptBuffer = attempt.map { ByteBuffer(bytes: $0) }
-            if let slot {
-                let statement = RecordOnceSpending(identifier: id, expiresAt: expiresAt, attempt: attemptBuffer, slot: ByteBuffer(bytes: slot))
-                for try await mine in try await client.execute(statement, logger: logger) { return mine }
-                return false
-            }
-            let statement = RecordOnce(identifier: id, expiresAt: expiresAt, attempt: attemptBuffer)
+            let statement = RecordOnceSpending(identifier: ByteBuffer(bytes: identifier), expiresAt: expiresAt,
+                                               attempt: attempt.map { ByteBuffer(bytes: $0) }, slot: ByteBuffer(bytes: slot))
             for try await mine in try await client.execute(statement, logger: logger) { return mine }
             return false
         }
-    }
-
-    /// ``recordOnce(_:expiresAt:attempt:spending:)`` without a slot, through
-    /// the group commit: concurrent verifiers' inserts share one statement.
-    func recordOnceGrouped(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?) async throws(TokenMintError) -> Bool {
-        try await batcher.record(identifier, expiresAt: expiresAt, attempt: attempt, store: self)
     }
 
     /// Deletes ledger entries that expired before `time`.

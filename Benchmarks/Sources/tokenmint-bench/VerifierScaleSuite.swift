@@ -85,6 +85,14 @@ enum VerifierScaleSuite {
             try await store.migrate()
             let verifier = try PaymentTokenVerifier(store: store, lifetime: 86_400, clock: .system)
             var out: [Row] = []
+            // The ledger insert alone (no signature check): what the group
+            // commit changes, next to the bare single-row insert below.
+            for level in levels {
+                progress("verifier scale-out: PostgreSQL ledger insert, \(level) callers")
+                out.append(try await measure("PostgreSQL ledger (recordOnce only)", concurrency: level, count: perCell) { _ in
+                    _ = try await store.recordOnce(SecureRandom.bytes(count: 32), expiresAt: 10_000_000_000)
+                })
+            }
             for (n, level) in levels.enumerated() {
                 progress("verifier scale-out: PostgreSQL ledger, \(level) verifiers")
                 let base = n * perCell
