@@ -60,7 +60,7 @@ struct Keygen: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Generate a key: PKCS#8 PEM, or base64url for HMAC.")
 
-    @Option(help: "EdDSA (or Ed25519), Ed448, ES256, ES384, ES512, ES256K, RS256…RS512, PS256…PS512, HS256…HS512.")
+    @Option(help: "EdDSA (or Ed25519), Ed448, ES256, ES384, ES512, ES256K, RS256…RS512, PS256…PS512, HS256…HS512, ML-DSA-44/65/87 (with --jwk and the MLDSA trait).")
     var alg: Algorithm
 
     @Option(help: "RSA modulus size (default 2048 for RS256/PS256, 3072 for *384, 4096 for *512).")
@@ -108,6 +108,8 @@ struct Keygen: ParsableCommand {
         case .HS256, .HS384, .HS512:
             let key = try HMACKey(generatingFor: alg.hash)
             pem = key.bytes.withUnsafeBytes { Base64URL.encode($0) } + "\n"
+        case .MLDSA44, .MLDSA65, .MLDSA87:
+            throw ValidationError("ML-DSA keys are written as AKP JWKs (RFC 9964): add --jwk")
         }
         try writeOutput(pem, to: out, force: force)
     }

@@ -102,6 +102,7 @@ struct CLIError: Error {
 /// The algorithm names the CLI takes (the JOSE names of RFC 7518, RFC 8037, RFC 8812 and RFC 9864).
 enum Algorithm: String, CaseIterable, ExpressibleByArgument {
     case EdDSA, Ed25519, Ed448, ES256, ES384, ES512, ES256K, RS256, RS384, RS512, PS256, PS384, PS512, HS256, HS384, HS512
+    case MLDSA44 = "ML-DSA-44", MLDSA65 = "ML-DSA-65", MLDSA87 = "ML-DSA-87"
 
     /// The JOSE algorithm of the same name.
     var jose: JWSAlgorithm? { JWSAlgorithm(name: rawValue) }
