@@ -123,7 +123,7 @@ extension SQLiteStore {
 
     /// ``KeyValueStore/groupedTransaction(_:)`` on SQLite: the body runs on
     /// the committing thread in its own savepoint of the group's transaction
-    /// (see ``groupedTransaction(_:_:)``); what it throws comes back as is.
+    /// (one commit, one fsync, for the group); what it throws comes back as is.
     public func groupedTransaction<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
         let key = masterKey
         let outcome = Outcome<Result<T, any Error>>()
