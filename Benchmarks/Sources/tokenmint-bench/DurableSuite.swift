@@ -50,16 +50,8 @@ enum DurableSuite {
         }
 
         // Verifies: each records a fresh token in the replay ledger.
-        let configuration = try WhitelabelPayConfiguration(
-            tenantID: "0b6d5b8e-8c1b-4a0a-9f5e-3c2d1e0f9a8b", referenceID: UUID().uuidString.lowercased(), offlineTokenLimit: 0)
-        let device = try WhitelabelPay(configuration: configuration, store: InMemoryStore(), backend: LocalBackend(clock: .system))
-        let enrolment = try await device.getEnrolmentToken()
-        try await device.handlePush(Array(#"{"aps":{},"yp-type":"enrolment-succeeded.v1"}"#.utf8))
-        try await device.addPaymentMeans("card-1")
         progress("durable paths: minting tokens to verify")
-        var tokens: [String] = []
-        for _ in 0..<(count * 5) { tokens.append(try await device.getPaymentToken().description) }
-        let pool = tokens
+        let (enrolment, pool) = try await VerifierScaleSuite.onlineTokens(count * 5)
         let next = VerifierScaleSuite.Counter()
         let ledgers: [String: any VerifierStore] = ["SQLite": try sqlite("ledger"), "memory": InMemoryStore()]
         try await cells("Pay verify (replay ledger)", [("SQLite", InMemoryStore()), ("memory", InMemoryStore())]) { label, _ in

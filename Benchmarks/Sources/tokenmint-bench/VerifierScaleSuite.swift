@@ -62,10 +62,8 @@ enum VerifierScaleSuite {
                    p50: percentile(0.5), p99: percentile(0.99))
     }
 
-    static func run(url: String, quick: Bool, directory: String, progress: @escaping @Sendable (String) -> Void) async throws -> [Row] {
-        let perCell = quick ? 2_000 : 20_000
-        let levels = [1, 4, 16]
-        progress("verifier scale-out: minting \(perCell * levels.count * 2) tokens")
+    /// An enrolled device's enrolment token and `count` online payment tokens (each a fresh ledger entry).
+    static func onlineTokens(_ count: Int) async throws -> (EnrolmentToken, [String]) {
         let configuration = try WhitelabelPayConfiguration(
             tenantID: "0b6d5b8e-8c1b-4a0a-9f5e-3c2d1e0f9a8b", referenceID: UUID().uuidString.lowercased(), offlineTokenLimit: 0)
         let sdk = try WhitelabelPay(configuration: configuration, store: InMemoryStore(), backend: LocalBackend(clock: .system))
@@ -73,8 +71,15 @@ enum VerifierScaleSuite {
         try await sdk.handlePush(Array(#"{"aps":{},"yp-type":"enrolment-succeeded.v1"}"#.utf8))
         try await sdk.addPaymentMeans("card-1")
         var tokens: [String] = []
-        for _ in 0..<(perCell * levels.count * 2) { tokens.append(try await sdk.getPaymentToken().description) }
-        let all = tokens
+        for _ in 0..<count { tokens.append(try await sdk.getPaymentToken().description) }
+        return (enrolment, tokens)
+    }
+
+    static func run(url: String, quick: Bool, directory: String, progress: @escaping @Sendable (String) -> Void) async throws -> [Row] {
+        let perCell = quick ? 2_000 : 20_000
+        let levels = [1, 4, 16]
+        progress("verifier scale-out: minting \(perCell * levels.count * 2) tokens")
+        let (enrolment, all) = try await onlineTokens(perCell * levels.count * 2)
 
         var postgres = try PostgresConfiguration(url: url)
         postgres.maximumConnections = 16
