@@ -11,9 +11,9 @@ python-fido2's classes (AttestationObject, AuthenticatorData, CoseKey,
 fido2.attestation), never with TokenMint's code. The device is started and
 stopped here (a temporary folder holds its state and its socket); the groups
 from N on each start a fresh device of their own (a subfolder, its own
---state, and --no-builtin-uv / --always-uv where said), run only when the
-first device lists a PIN/UV auth protocol in getInfo (0x06), and are printed
-as skipped, with the reason, when it does not (the device before ClientPIN).
+--state, and --no-builtin-uv / --always-uv where said); they need the first
+device to list a PIN/UV auth protocol in getInfo (0x06), and each counts as a
+failure when it does not.
 Section numbers are CTAP 2.1's.
 
 Checks, in order:
@@ -74,9 +74,9 @@ R  raw CTAPHID reports written to the socket here (a second and third
    device not left busy); CBOR garbage (status INVALID_CBOR 0x12), an unknown
    CTAP2 command byte (INVALID_COMMAND 0x01), makeCredential without
    clientDataHash (MISSING_PARAMETER 0x14).
-W  (runs once getInfo lists a PIN/UV auth protocol, which python-fido2's
-   Fido2Client needs to use the device's user verification: skipped, and
-   said so, until ClientPIN is served)
+W  (needs getInfo to list a PIN/UV auth protocol, which python-fido2's
+   Fido2Client needs to use the device's user verification; a failure when
+   it does not)
    fido2.client.Fido2Client (origin https://example.org, a UserInteraction
    that never prompts) + fido2.server.Fido2Server (RP example.org): register
    with resident key and user verification required (credProps rk true),
@@ -2359,10 +2359,11 @@ SIDE_GROUPS = (
 
 def side_groups(root, pin_capable):
     if not pin_capable:
-        why = ("the device lists no pinUvAuthProtocols in getInfo (no ClientPIN yet)" if pin_capable is False
+        # Counted: the device serves ClientPIN, so these groups must run.
+        why = ("the device lists no pinUvAuthProtocols in getInfo" if pin_capable is False
                else "the first device never answered getInfo")
         for letter, what in SIDE_GROUPS:
-            print(f"skip  {letter}: {what}: {why}")
+            checks.fail(f"{letter}: {what}: not run: {why}")
         return
     for v, pin, new_pin in ((2, "1234", "2468-neu"), (1, "ünï€", "13579")):
         side_group(root, f"N{v}", f"n{v}", [NO_BUILTIN_UV], n_steps(pin, new_pin), proto=v)
@@ -2562,19 +2563,17 @@ def run(ctx):
 
     # python-fido2's Fido2Client uses a device's own user verification only
     # through a PIN/UV auth protocol (it builds a ClientPin for it), so group W
-    # runs once the device lists one in getInfo (0x06), and so do the groups
-    # on devices of their own (side_groups). Printed, not counted: a skipped
-    # group is no passed check.
+    # and the groups on devices of their own (side_groups) need one in getInfo
+    # (0x06). The device serves ClientPIN: a getInfo without it is a failure.
     client_usable = ctx.pin_capable = bool(ctx.ctap.get_info().pin_uv_protocols)
+    if not client_usable:
+        checks.fail("getInfo lists no pinUvAuthProtocols: ClientPIN, group W and the side groups cannot run")
     if client_usable:
         g("W: Fido2Client register (rk required, uv required) -> Fido2Server.register_complete", w_register, ctx)
         g("W: Fido2Client authenticate (allow list) -> Fido2Server.authenticate_complete",
           w_authenticate, ctx, False)
         g("W: Fido2Client authenticate (discoverable, user handle) -> Fido2Server", w_authenticate, ctx, True)
         g("W: Fido2Client credProtect + credBlob / getCredBlob extensions", w_extensions, ctx)
-    else:
-        print("skip  W: Fido2Client + Fido2Server need a PIN/UV auth protocol in getInfo, which the device "
-              "does not list (no ClientPIN yet)")
 
     # A failed stop is reported; the process is gone either way (killed if it
     # did not exit), and a stale socket file is for the next start to replace.
