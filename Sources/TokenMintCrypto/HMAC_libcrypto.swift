@@ -84,6 +84,10 @@ final class RekeyedMAC {
             }
             self.context = context
         }
+
+        // The prefetched templates live as long as the process; one fetched
+        // for another hash lives as long as its signature.
+        deinit { EVP_MAC_CTX_free(context) }
     }
 
     private let context: OpaquePointer

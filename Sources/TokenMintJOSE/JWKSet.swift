@@ -1,4 +1,5 @@
 public import TokenMintCore
+import TokenMintMLDSA
 
 /// A JWK Set (RFC 7517 §5) used to verify: keys are chosen by `kid`, and the
 /// chosen key must admit the token's algorithm.
@@ -50,6 +51,12 @@ public struct JWKSet: Sendable {
         for item in array {
             guard let object = item.objectValue else { throw TokenMintError.key("a JWK Set member is not an object") }
             if let kty = object["kty"]?.stringValue, JWK.KeyType(rawValue: kty) == nil { continue }
+            // An AKP key this build cannot use (no MLDSA trait, or an alg it
+            // does not know) is skipped like an unknown kty: an issuer adding
+            // an ML-DSA key must not break its set for everyone else.
+            if object["kty"]?.stringValue == JWK.KeyType.akp.rawValue,
+                !MLDSA.isAvailable || object["alg"]?.stringValue.flatMap(MLDSA.ParameterSet.init(rawValue:)) == nil
+            { continue }
             keys.append(try JWK(object: object))
         }
         try self.init(keys: keys)

@@ -22,6 +22,12 @@ public actor WhitelabelPay {
     private var pushListener: Task<Void, Never>?
     private var monitorContinuation: AsyncStream<WhitelabelPayUpdate>.Continuation?
     private var currentToken: PaymentToken?
+    /// Bumped by ``reset()``: a mint that waited across a reset (its commit
+    /// or its signature) keeps nothing of the wiped device in the actor.
+    private var generation = 0
+    /// Mints in start order; `currentToken` only moves forward.
+    private var mintsStarted = 0
+    private var currentTokenMint = 0
     // Read-through caches of what only this instance writes (the quota
     // counters are never cached: they are read inside each minting transaction).
     private var cachedKey: Ed25519.PrivateKey?
@@ -580,7 +586,11 @@ public actor WhitelabelPay {
     /// sequence number are committed durably — a crash wastes a slot, never
     /// reuses one, and never mints past the limit.
     public func getPaymentToken(offline: Bool? = nil) async throws(TokenMintError) -> PaymentToken {
+        let started = generation
+        mintsStarted += 1
+        let mint = mintsStarted
         let plan = try await planMint(offline: offline)
+        try checkNotReset(since: started)
         let (key, means) = (plan.key, plan.means)
         let unsigned: String
         // Offline, the quota and the server-time offset come from the one
@@ -614,8 +624,18 @@ public actor WhitelabelPay {
         // The signature is made off the actor: concurrent mints sign on
         // every core while the actor plans the next ones.
         let token = await WhitelabelPay.sign(unsigned, at: epoch, with: key)
-        currentToken = token
+        try checkNotReset(since: started)
+        if mint > currentTokenMint {
+            currentToken = token
+            currentTokenMint = mint
+        }
         return token
+    }
+
+    /// Throws when ``reset()`` ran since `started`: what was minted then
+    /// belongs to a device that no longer exists.
+    private func checkNotReset(since started: Int) throws(TokenMintError) {
+        guard generation == started else { throw TokenMintError(.pay.deviceNotEnrolled, "the device was reset during the mint") }
     }
 
     @concurrent
@@ -640,6 +660,7 @@ public actor WhitelabelPay {
         let limit = Int64(configuration.offlineTokenLimit)
         let confirmsState = backend.confirmsState
         let now = clock.now()
+        let started = generation
         let plan = try await groupedUpdate { record, tx -> MintPlan in
             guard record.state == WhitelabelPayState.active.rawValue else {
                 throw TokenMintError(.pay.deviceNotEnrolled, "the device is not enrolled and active")
@@ -669,7 +690,8 @@ public actor WhitelabelPay {
             record.offlineSequence += 1
             return MintPlan(key: key, means: means, offline: (record.offlineSequence, record.serverOffset))
         }
-        cachedKey = plan.key
+        // A reset during the commit wiped this key: it is not cached again.
+        if generation == started { cachedKey = plan.key }
         return plan
     }
 
@@ -752,6 +774,7 @@ public actor WhitelabelPay {
     /// Wipes every key, token count, payment means and state (keys first).
     public func reset() throws(TokenMintError) {
         stopMonitoringUpdates()
+        generation += 1
         currentToken = nil
         cachedKey = nil
         cachedMeans = nil

@@ -95,6 +95,10 @@ extension PostgresVerifierStore {
         var order: [[UInt8]] = []
         var seen: Set<[UInt8]> = []
         for entry in batch where seen.insert(entry.identifier).inserted { order.append(entry.identifier) }
+        // One order for every batch (bytewise): two batches in flight, here or
+        // in another verifier process, lock their rows in the same order and
+        // cannot deadlock each other, whatever order the tokens came in.
+        order.sort { $0.lexicographicallyPrecedes($1) }
         let firsts = Dictionary(batch.map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
         let statement = RecordOnceBatch(
             identifiers: order.map { ByteBuffer(bytes: $0) }, expiresAt: order.map { firsts[$0]?.expiresAt ?? 0 },

@@ -186,6 +186,9 @@ public actor SoftwareAuthenticator {
         }
     }
     private var pendingRP = ""
+    /// Bumped by ``reset()``: an assertion that waited for its counter's
+    /// commit across a reset answers nothing and caches nothing.
+    private var generation = 0
 
     /// A session over `store`. BE and BS are fixed for the authenticator's life.
     public init(
@@ -629,11 +632,13 @@ public actor SoftwareAuthenticator {
         let cached = signers[id]
         let requested = lastExtensions
         let alwaysZero = signCountPolicy == .alwaysZero
+        let started = generation
         let (seed, counter) = try await groupedStoreCall { tx -> (SecureBytes?, Int64) in
             let seed = cached == nil ? try tx.secret(SoftwareAuthenticator.name("key", id)) : nil
             let counter = alwaysZero ? 0 : try tx.increment(SoftwareAuthenticator.name("count", id), by: 1)
             return (seed, counter)
         }
+        guard generation == started else { throw TokenMintError(.webAuthn.invalidCredential, "the authenticator was reset during the assertion") }
         guard counter <= Int64(UInt32.max) else { throw TokenMintError(.webAuthn.invalidCredential, "the signature counter is exhausted") }
         let signer: Signer
         if let cached {
@@ -663,6 +668,7 @@ public actor SoftwareAuthenticator {
 
     /// Removes every credential.
     public func reset() throws(TokenMintError) {
+        generation += 1
         do { try store.reset() } catch { throw TokenMintError(.webAuthn.other, "reset failed: \(error)", underlying: error) }
         pending = []
         lastExtensions = GetAssertionExtensions()

@@ -34,7 +34,8 @@ struct OATHCommand: AsyncParsableCommand {
             abstract: "Add a credential from an otpauth:// URI (prints its name), or make one with --generate (prints its URI, once).",
             discussion: """
                 With --generate, the secret is 20 random bytes and the printed otpauth:// URI is the only copy outside \
-                the store: give it to the authenticator app (--aztec FILE also writes it as an Aztec code, mode 0600).
+                the store: give it to the authenticator app. --aztec FILE also writes the URI, generated or given, as an \
+                Aztec code (mode 0600) for a phone to scan.
                 """)
         @OptionGroup var options: StoreOptions
         @Argument(help: "An otpauth:// URI; - reads it from standard input.") var uri: String?
@@ -46,8 +47,9 @@ struct OATHCommand: AsyncParsableCommand {
         @Option(help: "With --generate: 6 (default), 7 or 8 digits.") var digits: Int?
         @Option(help: "With --generate: the TOTP period in seconds (default 30).") var period: Int?
         @Option(help: "With --generate: the HOTP counter to start at (default 0).") var counter: UInt64?
-        @Option(help: "With --generate: also write the URI as an Aztec code to FILE (PNG; SVG when FILE ends in .svg).") var aztec: String?
+        @Option(help: "Also write the URI as an Aztec code to FILE (PNG; SVG when FILE ends in .svg).") var aztec: String?
         @Flag(help: "Each code needs the user's touch.") var touch = false
+        @Flag(help: "Each code needs the user to be verified (an OATH session's client asks its host).") var verification = false
         @Flag(help: "Replace a credential of the same name; with --aztec, replace FILE or write through a symbolic link.") var force = false
 
         func validate() throws {
@@ -56,9 +58,9 @@ struct OATHCommand: AsyncParsableCommand {
                 guard account != nil else { throw ValidationError("--generate needs --account") }
             } else {
                 guard uri != nil else { throw ValidationError("give an otpauth:// URI, or --generate with --account") }
-                let unset: [Bool] = [issuer == nil, account == nil, type == nil, algorithm == nil, digits == nil, period == nil, counter == nil, aztec == nil]
+                let unset: [Bool] = [issuer == nil, account == nil, type == nil, algorithm == nil, digits == nil, period == nil, counter == nil]
                 guard !unset.contains(false) else {
-                    throw ValidationError("--issuer, --account, --type, --algorithm, --digits, --period, --counter and --aztec go with --generate")
+                    throw ValidationError("--issuer, --account, --type, --algorithm, --digits, --period and --counter go with --generate")
                 }
             }
         }
@@ -71,7 +73,7 @@ struct OATHCommand: AsyncParsableCommand {
                 throw CLIError(message: "a credential named \(quoted(credential.name)) exists; give --force to replace it")
             }
             try await oath.put(credential)
-            guard generate else {
+            guard generate || aztec != nil else {
                 try Output.line(SafeText.escaped(credential.name))
                 return
             }
@@ -88,9 +90,10 @@ struct OATHCommand: AsyncParsableCommand {
                     try OutputFile.write(bytes, to: aztec, kind: .secret, force: force)
                     FileHandle.standardError.write(Data("\(symbol.summary) → \(SafeText.escaped(aztec))\n".utf8))
                 }
-                try Output.line(uri)
+                // A given URI is not printed again: its holder has it; a generated one is the only copy.
+                try Output.line(generate ? uri : SafeText.escaped(credential.name))
             } catch {
-                // Never delivered: a credential nobody holds the secret of is taken out again.
+                // Not delivered: the credential is taken out again (a generated secret nobody holds).
                 try? await oath.delete(credential.name)
                 throw error
             }
@@ -108,8 +111,10 @@ struct OATHCommand: AsyncParsableCommand {
             default: throw CLIError(message: "--type must be totp or hotp")
             }
             guard counter == nil || (type ?? "totp").lowercased() == "hotp" else { throw CLIError(message: "--counter goes with --type hotp") }
-            return try OATHCredential(issuer: issuer, account: account ?? "", secret: SecureBytes(randomCount: 20), kind: kind,
-                                      algorithm: hash, digits: digits ?? 6, requiresTouch: touch)
+            var credential = try OATHCredential(issuer: issuer, account: account ?? "", secret: SecureBytes(randomCount: 20), kind: kind,
+                                                algorithm: hash, digits: digits ?? 6, requiresTouch: touch)
+            credential.requiresVerification = verification
+            return credential
         }
 
         /// The credential of the URI argument (or of standard input for `-`).
@@ -121,6 +126,7 @@ struct OATHCommand: AsyncParsableCommand {
             }
             var credential = try OTPAuthURI.parse(text)
             credential.requiresTouch = touch
+            credential.requiresVerification = verification
             return credential
         }
     }

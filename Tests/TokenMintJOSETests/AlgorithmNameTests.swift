@@ -2,6 +2,8 @@ import TokenMintCore
 import Testing
 import TokenMintCrypto
 import TokenMintJOSE
+import TokenMintMLDSA
+import Foundation
 
 /// RFC 8812's ES256K, RFC 9864's fully-specified Ed25519 beside EdDSA, and Ed448.
 @Suite("ES256K, Ed448 and the fully-specified Ed25519 name")
@@ -112,5 +114,18 @@ struct AlgorithmNameTests {
         var mixed = try #require(JSONParser.parse(Array(other.json.utf8)).objectValue)
         mixed.set("x", .string(Base64URL.encode(key.publicKey.rawRepresentation)))
         #expect(throws: TokenMintError.self) { _ = try JWK(json: String(decoding: JSONWriter.encode(.object(mixed)), as: UTF8.self)) }
+    }
+
+    @Test("a JWK Set holding an ML-DSA key: used with the MLDSA trait, skipped without it, never breaking the set; an AKP key of an unknown alg is skipped")
+    func keySetWithAKP() throws {
+        let es = try #require(try JWK.generate(for: .ES256, keyID: "es").publicKey)
+        let url = try #require(Paths.vector("ml-dsa-jose/ML_DSA_65.jose.json"))
+        var mldsa = try #require(try Paths.json(url)["jwk"]?.objectValue)
+        _ = mldsa.remove("priv")
+        let unknown = JSONObject([("kty", .string("AKP")), ("alg", .string("ML-DSA-99")), ("pub", .string("AAAA")), ("kid", .string("future"))])
+        let keys = JSONValue.array([.object(es.jsonObject()), .object(mldsa), .object(unknown)])
+        let text = String(decoding: JSONWriter.encode(.object(JSONObject([("keys", keys)]))), as: UTF8.self)
+        let set = try JWKSet(json: text)
+        #expect(set.keys.map(\.keyID) == (MLDSA.isAvailable ? ["es", mldsa["kid"]?.stringValue] : ["es"]))
     }
 }

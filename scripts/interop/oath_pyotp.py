@@ -35,6 +35,11 @@ E  refusals, each exit 2 with one `tokenmint: oath.<code>` line on stderr
    percent-encoding, an issuer mismatch, a secret over 128 bytes); the same
    name again without --force (with --force it replaces the secret); code
    and delete of an unknown name; a negative --time; code after delete.
+P  (also) a pyotp URI added with --aztec FILE (SVG, then PNG: mode 0600,
+   zxing-cpp reads back a URI with pyotp's secret) and --verification (the
+   listing says so; codes agree).
+S  no secret used in the run, raw or base32, appears in any file of the
+   store folder (oath.sqlite, its WAL): the secrets are sealed at rest.
 
 The CLI comes from $TOKENMINT (default .build/debug/tokenmint). One line per
 check, then `N passed, M failed`; exits 1 on any failure.
@@ -195,6 +200,47 @@ def generated_aztec(store, tmp):
     expect(cli(store, "oath", "code", f"{GENERATED_ISSUER}:aztec", "--time", str(now)) == otp.at(utc(now)), "the code differs")
 
 
+def given_aztec(store, tmp):
+    """A pyotp URI added with --aztec and --verification: the symbol holds the
+    credential's URI (pyotp reads the same secret from it), the listing shows
+    the flag, and the code still agrees (the CLI's user is verified)."""
+    import zxingcpp
+    from PIL import Image
+
+    secret = pyotp.random_base32()
+    SECRETS.append(secret)
+    otp = pyotp.TOTP(secret)
+    uri = otp.provisioning_uri(name="given-aztec@example.org", issuer_name=ISSUER)
+    path = os.path.join(tmp, "given.svg")
+    name = cli(store, "oath", "add", uri, "--aztec", path, "--verification")
+    expect(name == f"{ISSUER}:given-aztec@example.org", f"add printed {name!r} (a given URI is not printed again)")
+    expect(stat.S_IMODE(os.stat(path).st_mode) == 0o600, "the SVG is not mode 0600")
+    png = os.path.join(tmp, "given.png")
+    cli(store, "oath", "add", uri, "--aztec", png, "--force")
+    with Image.open(png) as image:
+        found = zxingcpp.read_barcodes(image.convert("L"), formats=zxingcpp.BarcodeFormat.Aztec)
+    expect(len(found) == 1, f"zxing-cpp found {len(found)} Aztec symbols")
+    read = pyotp.parse_uri(found[0].text)
+    expect(read.secret == secret and read.name == "given-aztec@example.org", "the symbol's URI is not the credential's")
+    cli(store, "oath", "add", uri, "--verification", "--force")
+    listed = [line for line in cli(store, "oath", "list").splitlines() if line.startswith(name + "\t")]
+    expect(len(listed) == 1 and listed[0].endswith("\tverification"), f"listed as {listed}")
+    now = int(time.time())
+    expect(cli(store, "oath", "code", name, "--time", str(now)) == otp.at(utc(now)), "the code differs")
+    cli(store, "oath", "delete", name)
+
+
+def sealed_at_rest(store):
+    """No secret, raw or base32, in any file of the store folder."""
+    files = [os.path.join(store, f) for f in os.listdir(store)]
+    blob = b"".join(open(f, "rb").read() for f in files if os.path.isfile(f))
+    expect(len(SECRETS) >= 40, f"only {len(SECRETS)} secrets were used")
+    for secret in SECRETS:
+        raw = base64.b32decode(secret + "=" * (-len(secret) % 8))
+        expect(raw not in blob, "a raw secret is in the store's files")
+        expect(secret.encode() not in blob and secret.lower().encode() not in blob, "a base32 secret is in the store's files")
+
+
 # ---- L, E ----------------------------------------------------------------------
 
 def listing(store, expected):
@@ -277,10 +323,13 @@ def main():
                             generated_hotp, store, algorithm, start):
                 expected[f"{GENERATED_ISSUER}:gen-hotp-{algorithm.lower()}"] = ["hotp", algorithm, "8 digits", f"counter {start + 3}"]
         checks.group("G --generate --aztec FILE.png: mode 0600, zxing-cpp decodes the printed URI", generated_aztec, store, tmp)
+        checks.group("P a given URI with --aztec (SVG and PNG, mode 0600; zxing-cpp reads pyotp's secret back) and --verification (listed, codes agree)",
+                     given_aztec, store, tmp)
         checks.group(f"L oath list: {len(expected)} credentials with type, algorithm, digits, period or counter; no secret",
                      listing, store, expected)
         checks.group("E refusals: malformed URIs, a name taken, unknown names, a negative time: exit 2, one tokenmint: line",
                      refusals, store)
+        checks.group("S every secret used is sealed at rest: none, raw or base32, in the store's files", sealed_at_rest, store)
     return checks.summary()
 
 

@@ -19,6 +19,7 @@ struct Options {
     var scaling = true
     var postgres: String?
     var durable = false
+    var instructions: Int?
 
     init(_ arguments: [String]) throws {
         var iterator = arguments.makeIterator()
@@ -31,8 +32,11 @@ struct Options {
             case "--no-scaling": scaling = false
             case "--postgres": postgres = iterator.next()
             case "--durable": durable = true
+            case "--instructions":
+                guard let n = iterator.next().flatMap(Int.init), (1...100_000).contains(n) else { throw BenchError("--instructions takes a count, 1 to 100000") }
+                instructions = n
             case "-h", "--help":
-                print("usage: tokenmint-bench [--quick] [--filter TEXT] [--json FILE] [--svg FILE] [--no-scaling] [--postgres URL] [--durable]")
+                print("usage: tokenmint-bench [--quick] [--filter TEXT] [--json FILE] [--svg FILE] [--no-scaling] [--postgres URL] [--durable] [--instructions N]")
                 exit(0)
             default: throw BenchError("unknown argument \(argument)")
             }
@@ -67,6 +71,10 @@ func machine() -> [String: String] {
 do {
     let options = try Options(Array(CommandLine.arguments.dropFirst()))
     guard CBenchRaw_init() == 0 else { throw BenchError("libsodium or OpenSSL failed to initialise") }
+    if let iterations = options.instructions {
+        try InstructionGate.run(iterations: iterations, filter: options.filter)
+        exit(0)
+    }
     let rounds = options.quick ? 3 : 11
     let batch = options.quick ? 0.01 : 0.05
     var groups = try Suite.groups()

@@ -22,6 +22,10 @@ void CBenchRaw_free_key(void *key);
 
 /* EVP_DigestSign / EVP_DigestVerify with a new EVP_MD_CTX per call.
    padding: 0 none (EC, Ed25519), 1 PKCS#1 v1.5, 6 PSS (salt = digest length). */
+/* Instruction counting under callgrind (callgrind.c): 1 when running on valgrind. */
+int CBenchRaw_on_valgrind(void);
+void CBenchRaw_count_begin(void);
+void CBenchRaw_count_end(const char *label);
 int CBenchRaw_sign(void *key, const char *md, int padding, const uint8_t *m, size_t n, uint8_t *sig, size_t *siglen);
 /* The least an ECDSA signer with a caller-chosen nonce (RFC 6979) pays on
    OpenSSL 3.0's public API, k given: the digest, k·G, its affine x, the
