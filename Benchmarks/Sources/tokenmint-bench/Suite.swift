@@ -54,7 +54,10 @@ enum Suite {
     }
 
     static func ecdsa(_ curve: ECDSA.Curve, name: String, md: String, hash: TokenMintCrypto.HashFunction) throws -> [Group] {
-        let key = try ECDSA.PrivateKey(curve: curve)
+        // The scalar from libsodium's generator, which the instruction gate fixes: the same key on every run.
+        var scalar = SecureRandom.bytes(count: curve.scalarByteCount)
+        scalar[0] &= curve == .p521 ? 0x01 : 0x7f  // below the curve's order
+        let key = try ECDSA.PrivateKey(rawRepresentation: scalar, curve: curve)
         let der = try key.derRepresentation.unsafeCopy
         let publicDER = try key.publicKey.derRepresentation
         guard let raw = CBenchRaw_private_key(der, der.count), let rawPublic = CBenchRaw_public_key(publicDER, publicDER.count)

@@ -70,6 +70,8 @@ func machine() -> [String: String] {
 
 do {
     let options = try Options(Array(CommandLine.arguments.dropFirst()))
+    // The gate counts the same inputs on every run: libsodium's random bytes (seeds, nonces) from a fixed seed.
+    if options.instructions != nil, CBenchRaw_deterministic_random() != 0 { throw BenchError("cannot fix libsodium's random bytes") }
     guard CBenchRaw_init() == 0 else { throw BenchError("libsodium or OpenSSL failed to initialise") }
     if let iterations = options.instructions {
         try InstructionGate.run(iterations: iterations, filter: options.filter)

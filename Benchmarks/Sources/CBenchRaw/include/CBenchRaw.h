@@ -26,6 +26,8 @@ void CBenchRaw_free_key(void *key);
 int CBenchRaw_on_valgrind(void);
 void CBenchRaw_count_begin(void);
 void CBenchRaw_count_end(const char *label);
+/* libsodium's random bytes from a fixed seed (the instruction gate only); before CBenchRaw_init. */
+int CBenchRaw_deterministic_random(void);
 int CBenchRaw_sign(void *key, const char *md, int padding, const uint8_t *m, size_t n, uint8_t *sig, size_t *siglen);
 /* The least an ECDSA signer with a caller-chosen nonce (RFC 6979) pays on
    OpenSSL 3.0's public API, k given: the digest, k·G, its affine x, the
