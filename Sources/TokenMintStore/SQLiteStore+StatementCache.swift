@@ -1,6 +1,5 @@
 import TokenMintCore
 internal import CSQLite
-import Synchronization
 
 /// Prepared statements kept per connection and reused: for the short
 /// statements the stores run, parsing the SQL costs more than running it.
@@ -10,7 +9,7 @@ import Synchronization
 /// it is reset (ending its read of the database) and its bindings cleared.
 /// A connection keeps at most ``limit`` statements; ``forget(_:)``
 /// finalizes them before the connection closes.
-final class StatementCache: Sendable {
+final class StatementCache: @unchecked Sendable {
     static let shared = StatementCache()
     /// Statements kept per connection.
     static let limit = 64
@@ -27,11 +26,14 @@ final class StatementCache: Sendable {
         let pointer: OpaquePointer
     }
 
-    private let statements = Mutex<[Handle: [String: Statement]]>([:])
+    // A pthread mutex (TokenMintCore's Lock), which ThreadSanitizer sees;
+    // it did not see Synchronization.Mutex's futex and reported a race.
+    private let lock = Lock()
+    private var statements: [Handle: [String: Statement]] = [:]
 
     /// A statement for `sql` on `db` with `parameters` bound: a cached one, or a new one.
     func take(_ db: OpaquePointer, _ sql: String, _ parameters: [SQLiteStore.Parameter]) throws(TokenMintError) -> OpaquePointer {
-        let cached = statements.withLock { $0[Handle(pointer: db)]?.removeValue(forKey: sql) }
+        let cached = lock.withLock { statements[Handle(pointer: db)]?.removeValue(forKey: sql) }
         guard let cached else { return try SQLiteStore.prepare(db, sql, parameters) }
         try SQLiteStore.bind(db, cached.pointer, parameters)
         return cached.pointer
@@ -42,11 +44,11 @@ final class StatementCache: Sendable {
     func give(_ db: OpaquePointer, _ sql: String, _ statement: OpaquePointer) {
         sqlite3_reset(statement)
         sqlite3_clear_bindings(statement)
-        let kept = statements.withLock { all -> Bool in
-            var mine = all[Handle(pointer: db)] ?? [:]
+        let kept = lock.withLock { () -> Bool in
+            var mine = statements[Handle(pointer: db)] ?? [:]
             guard mine[sql] == nil, mine.count < StatementCache.limit else { return false }
             mine[sql] = Statement(pointer: statement)
-            all[Handle(pointer: db)] = mine
+            statements[Handle(pointer: db)] = mine
             return true
         }
         if !kept { sqlite3_finalize(statement) }
@@ -54,7 +56,7 @@ final class StatementCache: Sendable {
 
     /// Finalizes every statement kept for `db`, which is about to close.
     func forget(_ db: OpaquePointer) {
-        let mine = statements.withLock { $0.removeValue(forKey: Handle(pointer: db)) } ?? [:]
+        let mine = lock.withLock { statements.removeValue(forKey: Handle(pointer: db)) } ?? [:]
         for statement in mine.values { sqlite3_finalize(statement.pointer) }
     }
 }
