@@ -192,21 +192,27 @@ enum Harness {
                        rawRatio: rawRatios.isEmpty ? nil : rawRatios.sorted()[rawRatios.count / 2])
     }
 
-    private static func time(_ item: Case, _ n: Int) -> Double {
-        var ok = 0
-        let start = CBenchRaw_now()
-        if let asyncBody = item.asyncBody {
-            let counter = Counter()
-            let done = DispatchSemaphore(value: 0)
-            Task {
-                for _ in 0..<n where await asyncBody() { counter.value += 1 }
-                done.signal()
-            }
-            done.wait()
-            ok = counter.value
-        } else {
+    /// Runs `item` `n` times (an async body in one task, waited for); returns how many succeeded.
+    @discardableResult
+    static func run(_ item: Case, times n: Int) -> Int {
+        guard let asyncBody = item.asyncBody else {
+            var ok = 0
             for _ in 0..<n where item.body() { ok += 1 }
+            return ok
         }
+        let counter = Counter()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            for _ in 0..<n where await asyncBody() { counter.value += 1 }
+            done.signal()
+        }
+        done.wait()
+        return counter.value
+    }
+
+    private static func time(_ item: Case, _ n: Int) -> Double {
+        let start = CBenchRaw_now()
+        let ok = run(item, times: n)
         let elapsed = Double(CBenchRaw_now() - start) / 1e9
         sink &+= ok
         if ok != n {

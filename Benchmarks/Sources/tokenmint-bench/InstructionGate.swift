@@ -1,5 +1,4 @@
 import CBenchRaw
-import Dispatch
 import Foundation
 
 /// `--instructions N`: the gate's rows, each run N times (in ten chunks)
@@ -42,35 +41,18 @@ enum InstructionGate {
         if let filter { groups = groups.filter { $0.name.localizedCaseInsensitiveContains(filter) } }
         for group in groups {
             guard let item = group.cases.first(where: { $0.implementation == .tokenmint }) else { continue }
-            run(item, times: 8)  // warm: lazy set-up and caches are not the row's cost
+            Harness.run(item, times: 8)  // warm: lazy set-up and caches are not the row's cost
             // Ten chunks, each counted on its own: the gate takes the median
             // chunk, so a rare costly event (OpenSSL reseeding its generator,
             // a rejection-sampling loop that ran long) moves no row.
             let chunk = max(1, iterations / 10)
             for index in 0..<10 {
                 CBenchRaw_count_begin()
-                let ok = run(item, times: chunk)
+                let ok = Harness.run(item, times: chunk)
                 CBenchRaw_count_end("\(group.name) x\(chunk) #\(index)")
                 guard ok == chunk else { throw BenchError("\(group.name): \(chunk - ok) of \(chunk) runs failed") }
             }
             print("counted \(group.name)")
         }
-    }
-
-    @discardableResult
-    static func run(_ item: Case, times: Int) -> Int {
-        guard let asyncBody = item.asyncBody else {
-            var ok = 0
-            for _ in 0..<times where item.body() { ok += 1 }
-            return ok
-        }
-        let counter = Counter()
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            for _ in 0..<times where await asyncBody() { counter.value += 1 }
-            done.signal()
-        }
-        done.wait()
-        return counter.value
     }
 }
