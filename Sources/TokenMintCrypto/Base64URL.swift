@@ -63,36 +63,76 @@ public enum Base64URL {
     /// public keys) with a table: as strict as ``decode(_:padding:)-(UnsafeRawBufferPointer,_)``
     /// but not constant-time. Secret material goes through the constant-time decoder.
     public static func decodePublic(_ utf8: UnsafeRawBufferPointer) throws(TokenMintError) -> [UInt8] {
-        let n = utf8.count
-        guard n % 4 != 1 else { throw TokenMintError(.crypto.invalidEncoding, "base64url: impossible length \(n)") }
-        let outputCount = n / 4 * 3 + [0, 0, 1, 2][n % 4]
-        var failed = false
-        let bytes = decodeTable.withUnsafeBufferPointer { table in
-            [UInt8](unsafeUninitializedCapacity: outputCount) { out, initialized in
-                var accumulator: UInt32 = 0
-                var bits = 0
-                var written = 0
-                for byte in utf8 {
-                    let value = table[Int(byte)]
-                    if value < 0 {
-                        failed = true
-                        break
-                    }
-                    accumulator = accumulator << 6 | UInt32(value)
-                    bits += 6
-                    if bits >= 8 {
-                        bits -= 8
-                        out[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
-                        written += 1
-                    }
-                }
-                // Unused trailing bits must be zero (RFC 4648 §3.5, canonical encoding).
-                if !failed, bits > 0, accumulator & ((1 << UInt32(bits)) - 1) != 0 { failed = true }
-                initialized = failed ? 0 : written
-            }
+        guard let outputCount = decodedCount(utf8.count) else {
+            throw TokenMintError(.crypto.invalidEncoding, "base64url: impossible length \(utf8.count)")
         }
-        guard !failed else { throw TokenMintError(.crypto.invalidEncoding, "base64url: not canonical base64url (bad character or trailing bits)") }
+        var ok = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: outputCount) { out, initialized in
+            let written = decodePublic(utf8, into: UnsafeMutableRawBufferPointer(out))
+            ok = written != nil
+            initialized = written ?? 0
+        }
+        guard ok else { throw TokenMintError(.crypto.invalidEncoding, "base64url: not canonical base64url (bad character or trailing bits)") }
         return bytes
+    }
+
+    /// The number of bytes `count` characters of unpadded base64url decode
+    /// to, or nil for a length no encoder writes.
+    package static func decodedCount(_ count: Int) -> Int? {
+        let tail = count % 4
+        guard tail != 1 else { return nil }
+        return count / 4 * 3 + (tail == 0 ? 0 : tail - 1)
+    }
+
+    /// ``decodePublic(_:)`` into `out`, which holds at least
+    /// ``decodedCount(_:)`` bytes: the number written, or nil when `utf8` is
+    /// not canonical unpadded base64url (nothing in `out` is then meaningful).
+    /// Four characters make three bytes per step; a character outside the
+    /// alphabet maps to −1, whose sign bit survives the OR of a whole pass.
+    package static func decodePublic(_ utf8: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) -> Int? {
+        let n = utf8.count
+        guard let outputCount = decodedCount(n), out.count >= outputCount else { return nil }
+        guard n > 0 else { return 0 }
+        return decodeTable.withUnsafeBufferPointer { table -> Int? in
+            let input = utf8.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: UInt8.self)
+            let output = out.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: UInt8.self)
+            var invalid: Int8 = 0
+            var i = 0
+            var o = 0
+            let whole = n & ~3
+            while i < whole {
+                let a = table[Int(input[i])], b = table[Int(input[i + 1])]
+                let c = table[Int(input[i + 2])], d = table[Int(input[i + 3])]
+                invalid |= a | b | c | d
+                let v = UInt32(UInt8(bitPattern: a)) << 18 | UInt32(UInt8(bitPattern: b)) << 12
+                    | UInt32(UInt8(bitPattern: c)) << 6 | UInt32(UInt8(bitPattern: d))
+                output[o] = UInt8(truncatingIfNeeded: v >> 16)
+                output[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
+                output[o + 2] = UInt8(truncatingIfNeeded: v)
+                i += 4
+                o += 3
+            }
+            // Unused trailing bits must be zero (RFC 4648 §3.5, canonical encoding).
+            switch n - whole {
+            case 2:
+                let a = table[Int(input[i])], b = table[Int(input[i + 1])]
+                invalid |= a | b
+                if b & 0x0F != 0 { invalid = -1 }
+                output[o] = UInt8(truncatingIfNeeded: UInt32(UInt8(bitPattern: a)) << 2 | UInt32(UInt8(bitPattern: b)) >> 4)
+                o += 1
+            case 3:
+                let a = table[Int(input[i])], b = table[Int(input[i + 1])], c = table[Int(input[i + 2])]
+                invalid |= a | b | c
+                if c & 0x03 != 0 { invalid = -1 }
+                let v = UInt32(UInt8(bitPattern: a)) << 10 | UInt32(UInt8(bitPattern: b)) << 4 | UInt32(UInt8(bitPattern: c)) >> 2
+                output[o] = UInt8(truncatingIfNeeded: v >> 8)
+                output[o + 1] = UInt8(truncatingIfNeeded: v)
+                o += 2
+            default:
+                break
+            }
+            return invalid < 0 ? nil : o
+        }
     }
 
     /// Decodes standard base64 (RFC 4648 §4: `+` and `/`, padding

@@ -5,13 +5,30 @@ internal import CSodium
 // in Base64URL.swift).
 
 extension Base64URL {
+    /// The length of the base64url text of `count` bytes.
+    @inline(__always)
+    package static func encodedCount(_ count: Int, padded: Bool = false) -> Int {
+        padded ? (count + 2) / 3 * 4 : count / 3 * 4 + (count % 3 == 0 ? 0 : count % 3 + 1)
+    }
+
+    /// Writes the unpadded base64url text of `buffer` at `out`, which has
+    /// room for ``encodedCount(_:padded:)`` + 1 bytes (libsodium writes a
+    /// NUL after the text); returns the text's length.
+    @inline(__always)
+    package static func encode(_ buffer: UnsafeRawBufferPointer, at out: UnsafeMutableRawPointer) -> Int {
+        _ = Sodium.ready
+        let length = encodedCount(buffer.count)
+        _ = sodium_bin2base64(out.assumingMemoryBound(to: CChar.self), length + 1, buffer.bytes, buffer.count, sodium_base64_VARIANT_URLSAFE_NO_PADDING)
+        return length
+    }
+
     /// `sodium_bin2base64` into a new string.
     @inline(__always)
     static func sodiumEncode(_ buffer: UnsafeRawBufferPointer, padded: Bool) -> String {
         _ = Sodium.ready
         let variant = padded ? sodium_base64_VARIANT_URLSAFE : sodium_base64_VARIANT_URLSAFE_NO_PADDING
         let n = buffer.count
-        let length = padded ? ((n + 2) / 3) * 4 : (n / 3) * 4 + [0, 2, 3][n % 3]
+        let length = encodedCount(n, padded: padded)
         return String(unsafeUninitializedCapacity: length + 1) { out in
             out.withMemoryRebound(to: CChar.self) { chars in
                 _ = sodium_bin2base64(
@@ -28,7 +45,7 @@ extension Base64URL {
         _ = Sodium.ready
         let variant = padded ? sodium_base64_VARIANT_URLSAFE : sodium_base64_VARIANT_URLSAFE_NO_PADDING
         let n = buffer.count
-        let length = padded ? ((n + 2) / 3) * 4 : (n / 3) * 4 + [0, 2, 3][n % 3]
+        let length = encodedCount(n, padded: padded)
         let start = output.count
         output.append(contentsOf: repeatElement(0, count: length + 1))
         output.withUnsafeMutableBytes { out in

@@ -32,6 +32,14 @@ extension Ed25519.PrivateKey {
         return (secretKey, Ed25519.PublicKey(trusted: publicBytes))
     }
 
+    /// `crypto_sign_detached` into `out`, which has room for 64 bytes.
+    @inline(__always)
+    package func signature(for message: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer) {
+        secretKey.withUnsafeBytes { sk in
+            _ = crypto_sign_detached(out.assumingMemoryBound(to: UInt8.self), nil, message.bytes, UInt64(message.count), sk.bytes)
+        }
+    }
+
     /// `crypto_sign_detached`: the 64-byte signature of `message`.
     @inline(__always)
     func sodiumSignature(for message: UnsafeRawBufferPointer) -> [UInt8] {

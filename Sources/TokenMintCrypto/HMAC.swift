@@ -21,6 +21,12 @@ public enum HMAC {
         }
     }
 
+    /// The full-length tag of `message` written into `out` (room for the
+    /// hash's output); returns its length.
+    package static func authenticationCode(for message: UnsafeRawBufferPointer, using key: HMACKey, into out: UnsafeMutableRawBufferPointer) -> Int {
+        key.keyed.tag(message, into: out)
+    }
+
     /// The full-length tag of `message` written straight into zeroing
     /// memory, for a tag that is itself a secret (a derived key, a PRF output).
     public static func secretAuthenticationCode(for message: some DataProtocol, using key: HMACKey) throws(TokenMintError) -> SecureBytes {

@@ -17,6 +17,24 @@ enum B64 {
         }
     }
 
+    /// Runs `body` on the bytes that the public segment `utf8` decodes to:
+    /// on the stack when they fit in `stackLimit` bytes, else in an array.
+    static func withDecoded<R>(
+        _ utf8: UnsafeRawBufferPointer, _ what: @autoclosure () -> String, stackLimit: Int, _ body: (UnsafeRawBufferPointer) -> R
+    ) throws(TokenMintError) -> R {
+        guard let count = Base64URL.decodedCount(utf8.count), count <= stackLimit else {
+            return try decode(utf8, what()).withUnsafeBytes(body)
+        }
+        var decoded = false
+        let result = withUnsafeTemporaryAllocation(byteCount: max(count, 1), alignment: 16) { out -> R? in
+            guard let written = Base64URL.decodePublic(utf8, into: out) else { return nil }
+            decoded = true
+            return body(UnsafeRawBufferPointer(rebasing: out[..<written]))
+        }
+        guard decoded, let result else { throw TokenMintError(.jose.invalidBase64URL, "\(what()) is not canonical unpadded base64url") }
+        return result
+    }
+
     static func encode(_ bytes: some Collection<UInt8>) -> String {
         if let s = bytes.withContiguousStorageIfAvailable({ Base64URL.encode(UnsafeRawBufferPointer($0)) }) { return s }
         return Array(bytes).withUnsafeBytes { Base64URL.encode($0) }

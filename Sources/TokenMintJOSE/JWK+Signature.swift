@@ -31,40 +31,66 @@ extension JWK {
         }
     }
 
+    /// Runs `body` on the signature of `input`: Ed25519 signatures and HMAC
+    /// tags are made on the stack, others in an array.
+    func withSignature<R>(
+        over input: UnsafeRawBufferPointer, algorithm: JWSAlgorithm, nonce: ECDSA.Nonce, _ body: (UnsafeRawBufferPointer) -> R
+    ) throws(TokenMintError) -> R {
+        switch material {
+        case .ed25519Private(let key):
+            return withUnsafeTemporaryAllocation(byteCount: 64, alignment: 16) { out in
+                key.signature(for: input, into: out.baseAddress.unsafelyUnwrapped)
+                return body(UnsafeRawBufferPointer(out))
+            }
+        case .secret(let secret):
+            guard let key = secret.key(for: algorithm.hash) else {
+                throw TokenMintError(.jose.signingFailed, "\(algorithm) signing failed: HMAC key too short")
+            }
+            return withUnsafeTemporaryAllocation(byteCount: 64, alignment: 16) { out in
+                let count = HMAC.authenticationCode(for: input, using: key, into: out)
+                return body(UnsafeRawBufferPointer(rebasing: out[..<count]))
+            }
+        default:
+            return try signature(over: input, algorithm: algorithm, nonce: nonce).withUnsafeBytes(body)
+        }
+    }
+
     /// Whether `signature` is a valid JWS signature of `input`. Lengths are
     /// exact: HMAC tags are never truncated, ECDSA is r‖s of the curve's size
     /// with r, s in [1, n−1], RSA signatures are the modulus length.
     func isValidSignature(_ signature: [UInt8], over input: UnsafeRawBufferPointer, algorithm: JWSAlgorithm) -> Bool {
+        signature.withUnsafeBytes { isValidSignature($0, over: input, algorithm: algorithm) }
+    }
+
+    /// ``isValidSignature(_:over:algorithm:)`` for a signature in a buffer
+    /// (a token's signature decoded on the stack).
+    func isValidSignature(_ signature: UnsafeRawBufferPointer, over input: UnsafeRawBufferPointer, algorithm: JWSAlgorithm) -> Bool {
         switch material {
         case .secret(let secret):
             guard let key = secret.key(for: algorithm.hash), signature.count == algorithm.hash.digestSize else { return false }
             return HMAC.isValidAuthenticationCode(signature, for: input, using: key)
         case .rsaPublic(let key):
-            return signature.withUnsafeBytes {
-                key.isValidSignature($0, for: input, hash: algorithm.hash, padding: algorithm.rsaPadding ?? .pkcs1v15)
-            }
+            return key.isValidSignature(signature, for: input, hash: algorithm.hash, padding: algorithm.rsaPadding ?? .pkcs1v15)
         case .rsaPrivate(let key):
-            return signature.withUnsafeBytes {
-                key.publicKey.isValidSignature($0, for: input, hash: algorithm.hash, padding: algorithm.rsaPadding ?? .pkcs1v15)
-            }
+            return key.publicKey.isValidSignature(signature, for: input, hash: algorithm.hash, padding: algorithm.rsaPadding ?? .pkcs1v15)
         case .ecPublic(let key):
-            guard let parsed = try? ECDSA.Signature(rawRepresentation: signature, curve: key.curve) else { return false }
+            guard let parsed = try? ECDSA.Signature(rawRepresentation: Array(signature), curve: key.curve) else { return false }
             return key.isValidSignature(parsed, for: input, hash: algorithm.hash)
         case .ecPrivate(let key):
-            guard let parsed = try? ECDSA.Signature(rawRepresentation: signature, curve: key.curve) else { return false }
+            guard let parsed = try? ECDSA.Signature(rawRepresentation: Array(signature), curve: key.curve) else { return false }
             return key.publicKey.isValidSignature(parsed, for: input, hash: algorithm.hash)
         case .ed25519Public(let key):
-            return signature.withUnsafeBytes { key.isValidSignature($0, for: input) }
-        case .ed25519Private(let key):
-            return signature.withUnsafeBytes { key.publicKey.isValidSignature($0, for: input) }
-        case .ed448Public(let key):
             return key.isValidSignature(signature, for: input)
-        case .ed448Private(let key):
+        case .ed25519Private(let key):
             return key.publicKey.isValidSignature(signature, for: input)
+        case .ed448Public(let key):
+            return key.isValidSignature(Array(signature), for: input)
+        case .ed448Private(let key):
+            return key.publicKey.isValidSignature(Array(signature), for: input)
         case .mlDSAPublic(let key):
-            return key.isValidSignature(signature, for: Array(input))
+            return key.isValidSignature(Array(signature), for: Array(input))
         case .mlDSAPrivate(let key):
-            return key.publicKey.isValidSignature(signature, for: Array(input))
+            return key.publicKey.isValidSignature(Array(signature), for: Array(input))
         case .x25519Public, .x25519Private:
             return false
         }

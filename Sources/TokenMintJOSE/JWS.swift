@@ -1,6 +1,12 @@
 import TokenMintCore
 public import TokenMintCrypto
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// A JWS whose signature has been verified.
 public struct VerifiedJWS: Sendable {
     /// The header (protected, and unprotected for JSON serialization).
@@ -31,7 +37,12 @@ final class HeaderCache: @unchecked Sendable {
     func lookup(_ segment: UnsafeRawBufferPointer) -> (JWSHeader, JWK)? {
         lock.withLock {
             for entry in entries where entry.segment.count == segment.count {
-                if entry.segment.withUnsafeBytes({ $0.elementsEqual(segment) }) { return (entry.header, entry.key) }
+                if entry.segment.withUnsafeBytes({ stored in
+                    guard let a = stored.baseAddress, let b = segment.baseAddress else { return stored.isEmpty && segment.isEmpty }
+                    return memcmp(a, b, segment.count) == 0
+                }) {
+                    return (entry.header, entry.key)
+                }
             }
             return nil
         }

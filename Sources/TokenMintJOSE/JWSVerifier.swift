@@ -145,21 +145,23 @@ public struct JWSVerifier: Sendable {
             header = try JWSHeader(protected: parseHeader(headerSegment), policy: policy)
             (key, certificates) = try self.key(for: header)
         }
-        let signature = try B64.decode(signatureSegment, "signature")
-
         let payload: [UInt8]
-        let valid: Bool
         if let detachedPayload {
             guard payloadSegment.isEmpty else { throw .malformed("a detached payload was given but the token carries one") }
             payload = detachedPayload
+        } else {
+            payload = header.isPayloadBase64URLEncoded ? try B64.decode(payloadSegment, "payload") : Array(payloadSegment)
+        }
+        // Signatures up to 1 KiB (every algorithm but ML-DSA) are decoded on the stack.
+        let valid = try B64.withDecoded(signatureSegment, "signature", stackLimit: 1024) { signature in
+            guard let detachedPayload else {
+                // The signing input is the token itself up to the second '.'.
+                return key.isValidSignature(signature, over: UnsafeRawBufferPointer(rebasing: token[0..<second]), algorithm: header.algorithm)
+            }
             var input = Array(headerSegment)
             input.append(UInt8(ascii: "."))
             if header.isPayloadBase64URLEncoded { Base64URL.encode(detachedPayload, into: &input) } else { input += detachedPayload }
-            valid = input.withUnsafeBytes { key.isValidSignature(signature, over: $0, algorithm: header.algorithm) }
-        } else {
-            payload = header.isPayloadBase64URLEncoded ? try B64.decode(payloadSegment, "payload") : Array(payloadSegment)
-            // The signing input is the token itself up to the second '.'.
-            valid = key.isValidSignature(signature, over: UnsafeRawBufferPointer(rebasing: token[0..<second]), algorithm: header.algorithm)
+            return input.withUnsafeBytes { key.isValidSignature(signature, over: $0, algorithm: header.algorithm) }
         }
         guard valid else { throw TokenMintError(.jose.invalidSignature, "the \(header.algorithm) signature does not verify") }
         if cached == nil, certificateTrust == nil { cache.insert(headerSegment, header: header, key: key) }

@@ -25,7 +25,13 @@ public struct JWTClaims: Sendable, Hashable {
     /// Every other claim, in order.
     public var additional = JSONObject()
 
-    static let registeredNames: Set<String> = ["iss", "sub", "aud", "exp", "nbf", "iat", "jti", "azp"]
+    /// Whether `name` is one of the claims this type holds in its own properties.
+    static func isRegistered(_ name: String) -> Bool {
+        switch name {
+        case "iss", "sub", "aud", "exp", "nbf", "iat", "jti", "azp": true
+        default: false
+        }
+    }
 
     /// A claims set.
     public init(
@@ -62,7 +68,7 @@ public struct JWTClaims: Sendable, Hashable {
     /// Reads a claims set, type-checking the registered claims: strings are
     /// strings, `aud` a string or an array of strings, dates numbers
     /// (fractions are truncated to whole seconds).
-    public init(object: JSONObject) throws(TokenMintError) {
+    public init(object: consuming JSONObject) throws(TokenMintError) {
         func string(_ name: String, _ value: JSONValue) throws(TokenMintError) -> String {
             guard case .string(let text) = value else { throw .claim("\"\(name)\" must be a string") }
             return text
@@ -74,9 +80,11 @@ public struct JWTClaims: Sendable, Hashable {
             }
             return seconds
         }
-        // One pass over the members: registered claims are typed, the rest kept in order.
-        var rest: [JSONObject.Member] = []
-        for member in object {
+        // One pass over the members: registered claims are typed; the rest
+        // stay in order, in the object's own storage when it is not shared.
+        var rest = object.takeMembers()
+        var registered = 0
+        for member in rest {
             switch member.name {
             case "iss": issuer = try string("iss", member.value)
             case "sub": subject = try string("sub", member.value)
@@ -99,9 +107,11 @@ public struct JWTClaims: Sendable, Hashable {
                     audienceAsArray = true
                 default: throw .claim("\"aud\" must be a string or an array of strings")
                 }
-            default: rest.append(member)
+            default: continue
             }
+            registered += 1
         }
+        if registered > 0 { rest.removeAll { JWTClaims.isRegistered($0.name) } }
         // The parser has already refused duplicate names.
         additional = JSONObject(uniqueMembers: rest)
     }
@@ -141,7 +151,7 @@ public struct JWTClaims: Sendable, Hashable {
         if let issuedAt { writer.member("iat", issuedAt) }
         if let jwtID { writer.member("jti", jwtID) }
         if let authorizedParty { writer.member("azp", authorizedParty) }
-        for member in additional where !JWTClaims.registeredNames.contains(member.name) {
+        for member in additional where !JWTClaims.isRegistered(member.name) {
             writer.member(member.name, member.value)
         }
         writer.endObject()

@@ -45,12 +45,16 @@ public struct JWTVerifier: Sendable {
 
     private func verifyUncached(_ token: String) throws(TokenMintError) -> VerifiedJWT {
         let jws = try verifier.verify(compact: token)
-        let value: JSONValue
-        do { value = try JSONParser.parse(jws.payload, limits: verifier.policy.claimsLimits) } catch {
+        let parsed: JSONObject?
+        do {
+            let limits = verifier.policy.claimsLimits
+            parsed = try jws.payload.withBytes { bytes throws(TokenMintError) in try JSONParser.parseObject(bytes, limits: limits) }
+        } catch {
             throw TokenMintError(.jose.invalidJSON, "claims: \(error)", underlying: error)
         }
-        guard let object = value.objectValue else { throw TokenMintError.claim("the JWT payload is not a JSON object") }
-        let claims = try JWTClaims(object: object)
+        guard let object = parsed else { throw TokenMintError.claim("the JWT payload is not a JSON object") }
+        // The claims take the parsed members over: the object has no other owner.
+        let claims = try JWTClaims(object: consume object)
         try validation.check(claims, header: jws.header)
         return VerifiedJWT(header: jws.header, claims: claims, payload: jws.payload, key: jws.key)
     }

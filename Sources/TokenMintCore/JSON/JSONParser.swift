@@ -55,6 +55,15 @@ public struct JSONParser: Sendable {
         }
     }
 
+    /// Parses `bytes` as one strict JSON value that must be an object, and
+    /// returns the object itself (nil when the value is not an object), so
+    /// that a caller who takes its members over owns their only copy.
+    package static func parseObject(_ bytes: UnsafeRawBufferPointer, limits: Limits = Limits()) throws(TokenMintError) -> JSONObject? {
+        guard bytes.count <= limits.maximumBytes else { throw tooLarge(bytes.count, limits) }
+        var reader = JSONReader(bytes: bytes.assumingMemoryBound(to: UInt8.self), limits: limits)
+        return try reader.parseDocumentObject()
+    }
+
     private static func tooLarge(_ count: Int, _ limits: Limits) -> TokenMintError {
         TokenMintError(.json.tooLarge, "input is \(count) bytes, more than maximumBytes (\(limits.maximumBytes))",
                   offset: limits.maximumBytes)
@@ -99,6 +108,22 @@ private struct JSONReader {
             throw TokenMintError(.json.malformed, "unexpected \(JSONReader.describe(bytes[index])) after the JSON value", offset: index)
         }
         return value
+    }
+
+    /// ``parseDocument()`` for a value that must be an object: the object, or
+    /// nil when the (valid) value is something else.
+    mutating func parseDocumentObject() throws(TokenMintError) -> JSONObject? {
+        skipWhitespace()
+        guard index < end, bytes[index] == 0x7B else {
+            _ = try parseDocument()
+            return nil
+        }
+        let object = try parseObjectMembers()
+        skipWhitespace()
+        guard index == end else {
+            throw TokenMintError(.json.malformed, "unexpected \(JSONReader.describe(bytes[index])) after the JSON value", offset: index)
+        }
+        return object
     }
 
     mutating func parseValue() throws(TokenMintError) -> JSONValue {
@@ -186,15 +211,20 @@ private struct JSONReader {
     }
 
     mutating func parseObject() throws(TokenMintError) -> JSONValue {
+        .object(try parseObjectMembers())
+    }
+
+    mutating func parseObjectMembers() throws(TokenMintError) -> JSONObject {
         try enterContainer()
         index += 1  // {
         var members: [JSONObject.Member] = []
         var seenNames = Set<String>()
+        var seenBins: (UInt64, UInt64) = (0, 0)
         skipWhitespace()
         if index < end && bytes[index] == 0x7D {  // }
             index += 1
             depth -= 1
-            return .object(JSONObject())
+            return JSONObject()
         }
         var more = true
         while more {
@@ -207,7 +237,8 @@ private struct JSONReader {
             }
             let nameOffset = index
             let name = try parseString()
-            if isDuplicate(name, in: members, seenNames: &seenNames) {
+            if members.isEmpty { members.reserveCapacity(8) }
+            if isDuplicate(name, in: members, seenNames: &seenNames, seenBins: &seenBins) {
                 throw TokenMintError(.json.malformed, "duplicate member name\(JSONReader.quoted(name))", offset: nameOffset)
             }
 
@@ -222,7 +253,7 @@ private struct JSONReader {
             more = try continues(closing: 0x7D)
         }
         depth -= 1
-        return .object(JSONObject(uniqueMembers: members))
+        return JSONObject(uniqueMembers: members)
     }
 
     /// After an element or a member: a `,` (more follows; a trailing comma
@@ -254,13 +285,26 @@ private struct JSONReader {
 
     /// Whether `name` is already among `members`, compared exactly.
     ///
-    /// Small objects scan linearly. From ``linearNameCheckLimit`` members on, a
-    /// `Set<String>` keeps the check linear overall; because `String` hashing
-    /// and `==` use canonical equivalence, a hit there is confirmed by an
-    /// exact comparison.
-    func isDuplicate(_ name: String, in members: [JSONObject.Member], seenNames: inout Set<String>) -> Bool {
+    /// Small objects keep a 128-bit set of name fingerprints (length, first
+    /// and last byte): a name whose bit is clear is new, and only a name whose
+    /// bit is set is looked for linearly. From ``linearNameCheckLimit``
+    /// members on, a `Set<String>` keeps the check linear overall; because
+    /// `String` hashing and `==` use canonical equivalence, a hit there is
+    /// confirmed by an exact comparison.
+    func isDuplicate(
+        _ name: String, in members: [JSONObject.Member], seenNames: inout Set<String>, seenBins: inout (UInt64, UInt64)
+    ) -> Bool {
         if members.count < JSONReader.linearNameCheckLimit {
-            return members.contains { JSONObject.sameName($0.name, name) }
+            let utf8 = name.utf8
+            var mix = UInt32(truncatingIfNeeded: utf8.count) &* 0x9E37_79B1
+            if let first = utf8.first, let last = utf8.last {
+                mix ^= UInt32(first) &* 0x85EB_CA6B ^ UInt32(last) &* 0xC2B2_AE35
+            }
+            let bin = mix >> 25  // 0..<128
+            let bit = UInt64(1) << UInt64(bin & 63)
+            let seen = bin < 64 ? seenBins.0 & bit != 0 : seenBins.1 & bit != 0
+            if bin < 64 { seenBins.0 |= bit } else { seenBins.1 |= bit }
+            return seen && members.contains { JSONObject.sameName($0.name, name) }
         }
         if seenNames.isEmpty {
             seenNames.reserveCapacity(members.count * 2)

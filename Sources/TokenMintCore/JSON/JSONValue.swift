@@ -87,10 +87,8 @@ extension JSONValue {
     /// `"1.0"` and `"1e2"` give nil even though their values are integers:
     /// JOSE's NumericDate claims are compared as written.
     public var int64Value: Int64? {
-        guard case .number(let text) = self, JSONNumberSyntax.isValid(text),
-              !text.utf8.contains(where: { $0 == 0x2E || $0 == 0x45 || $0 == 0x65 })  // . E e
-        else { return nil }
-        return Int64(text)
+        guard case .number(let text) = self else { return nil }
+        return JSONNumberSyntax.integer(text)
     }
 
     /// The number as the nearest `Double`, or nil when this is not a number or
@@ -236,6 +234,12 @@ public struct JSONObject: Hashable, Sendable, Sequence, ExpressibleByDictionaryL
         members = uniqueMembers
     }
 
+    /// The members, handed over: a caller who owns the only copy of the
+    /// object can edit them without copying the storage.
+    package consuming func takeMembers() -> [Member] {
+        members
+    }
+
     /// The number of members.
     public var count: Int { members.count }
 
@@ -296,6 +300,30 @@ public struct JSONObject: Hashable, Sendable, Sequence, ExpressibleByDictionaryL
 ///
 ///     number = [ "-" ] ( "0" / digit1-9 *DIGIT ) [ "." 1*DIGIT ] [ ( "e" / "E" ) [ "-" / "+" ] 1*DIGIT ]
 enum JSONNumberSyntax {
+    /// The value of `text` when it is a JSON integer (`-?(0|[1-9][0-9]*)`, no
+    /// fraction or exponent) that fits in 64 bits; nil otherwise. One pass,
+    /// accumulating negatively so that `Int64.min` fits.
+    static func integer(_ text: String) -> Int64? {
+        var iterator = text.utf8.makeIterator()
+        guard var byte = iterator.next() else { return nil }
+        let negative = byte == 0x2D  // -
+        if negative {
+            guard let next = iterator.next() else { return nil }
+            byte = next
+        }
+        guard isDigit(byte) else { return nil }
+        var value = -Int64(byte - 0x30)
+        while let next = iterator.next() {
+            guard isDigit(next), byte != 0x30 else { return nil }  // a leading zero is no JSON number
+            let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = shifted.subtractingReportingOverflow(Int64(next - 0x30))
+            guard !overflow, !overflow2 else { return nil }
+            value = sum
+        }
+        if negative { return value }
+        return value == .min ? nil : -value
+    }
+
     /// The outcome of ``scan(_:from:)``.
     enum Scan {
         /// A number runs from the start up to `end` (exclusive).

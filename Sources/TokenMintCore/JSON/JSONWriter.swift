@@ -32,8 +32,16 @@ public struct JSONWriter: Sendable {
         var isEmpty: Bool
     }
 
-    /// The open containers, innermost last.
-    private var levels: [Level] = []
+    /// How many containers are open.
+    private var depth = 0
+    /// Bit i: whether open container i (outermost 0) is an object. Only the
+    /// first 64 levels live in the bit sets; deeper ones in ``deeperLevels``,
+    /// so that writing a token allocates nothing but its bytes.
+    private var objectBits: UInt64 = 0
+    /// Bit i: whether open container i holds something (a comma is due).
+    private var filledBits: UInt64 = 0
+    /// The open containers from level 64 on, innermost last.
+    private var deeperLevels: [Level] = []
     /// Whether a member name has been written and its value is due.
     private var expectingValue = false
     /// Whether `value(_:)` traps on `.number` text that is not a JSON number.
@@ -65,29 +73,48 @@ public struct JSONWriter: Sendable {
     mutating func begin(_ bracket: UInt8, isObject: Bool) {
         beforeValue()
         bytes.append(bracket)
-        levels.append(Level(isObject: isObject, isEmpty: true))
+        if depth < 64 {
+            let bit = UInt64(1) << UInt64(depth)
+            if isObject { objectBits |= bit } else { objectBits &= ~bit }
+            filledBits &= ~bit
+        } else {
+            deeperLevels.append(Level(isObject: isObject, isEmpty: true))
+        }
+        depth += 1
+    }
+
+    /// Whether the innermost open container is an object; nil at the top level.
+    private var innermostIsObject: Bool? {
+        guard depth > 0 else { return nil }
+        guard depth <= 64 else { return deeperLevels[deeperLevels.count - 1].isObject }
+        return objectBits & (UInt64(1) << UInt64(depth - 1)) != 0
+    }
+
+    private mutating func end() {
+        depth -= 1
+        if depth >= 64 { deeperLevels.removeLast() }
     }
 
     /// Writes `}`, closing the innermost container, which must be an object
     /// with no member name left waiting for its value.
     public mutating func endObject() {
-        precondition(levels.last?.isObject == true, "JSONWriter.endObject() without a matching beginObject()")
+        precondition(innermostIsObject == true, "JSONWriter.endObject() without a matching beginObject()")
         precondition(!expectingValue, "JSONWriter.endObject() after key(_:) without a value")
-        levels.removeLast()
+        end()
         bytes.append(0x7D)
     }
 
     /// Writes `]`, closing the innermost container, which must be an array.
     public mutating func endArray() {
-        precondition(levels.last?.isObject == false, "JSONWriter.endArray() without a matching beginArray()")
-        levels.removeLast()
+        precondition(innermostIsObject == false, "JSONWriter.endArray() without a matching beginArray()")
+        end()
         bytes.append(0x5D)
     }
 
     /// Writes a member name and `:` inside an object (with a comma first when
     /// needed). The next value written is that member's value.
     public mutating func key(_ name: String) {
-        precondition(levels.last?.isObject == true, "JSONWriter.key(_:) outside an object")
+        precondition(innermostIsObject == true, "JSONWriter.key(_:) outside an object")
         precondition(!expectingValue, "JSONWriter.key(_:) right after another key(_:)")
         separate()
         appendQuoted(name)
@@ -106,7 +133,17 @@ public struct JSONWriter: Sendable {
     /// Writes an integer value.
     public mutating func int(_ value: Int64) {
         beforeValue()
-        bytes.append(contentsOf: String(value).utf8)
+        if value < 0 { bytes.append(0x2D) }  // -
+        var magnitude = value.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = 20
+            repeat {
+                start -= 1
+                digits[start] = 0x30 + UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
     }
 
     /// Writes an integer value. Present so that integer literals resolve
@@ -216,19 +253,24 @@ public struct JSONWriter: Sendable {
             expectingValue = false
             return
         }
-        guard !levels.isEmpty else { return }  // a top-level value
-        precondition(!levels[levels.count - 1].isObject, "JSONWriter: a value inside an object needs key(_:) first")
+        guard depth > 0 else { return }  // a top-level value
+        precondition(innermostIsObject == false, "JSONWriter: a value inside an object needs key(_:) first")
         separate()
     }
 
     /// Writes a comma unless the innermost container is still empty.
     private mutating func separate() {
-        let last = levels.count - 1
-        if levels[last].isEmpty {
-            levels[last].isEmpty = false
+        let filled: Bool
+        if depth <= 64 {
+            let bit = UInt64(1) << UInt64(depth - 1)
+            filled = filledBits & bit != 0
+            filledBits |= bit
         } else {
-            bytes.append(0x2C)
+            let last = deeperLevels.count - 1
+            filled = !deeperLevels[last].isEmpty
+            deeperLevels[last].isEmpty = false
         }
+        if filled { bytes.append(0x2C) }
     }
 
     /// Whether `byte` must be escaped inside a JSON string.

@@ -1,0 +1,163 @@
+import Testing
+import TokenMintCore
+import TokenMintCrypto
+import TokenMintJOSE
+
+/// The JWT fast paths (issue 20, item 3) against the general code they
+/// shortcut: the table base64url decoder against libsodium's constant-time
+/// one, the parser's fingerprinted duplicate check, the bit-packed JSON
+/// writer past 64 levels, and tokens minted in place against the general
+/// JWS signer, byte for byte.
+@Suite("JWT fast paths agree with the general code")
+struct FastPathTests {
+    /// A deterministic byte stream (tests must not depend on luck).
+    struct Stream {
+        var state: UInt64
+        mutating func next() -> UInt8 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt8(truncatingIfNeeded: state >> 56)
+        }
+    }
+
+    @Test("the token-segment decoder accepts and refuses exactly what the constant-time decoder does")
+    func decoderAgrees() throws {
+        var stream = Stream(state: 20)
+        for length in 0...130 {
+            let bytes = (0..<length).map { _ in stream.next() }
+            let text = Base64URL.encode(bytes)
+            let utf8 = Array(text.utf8)
+            #expect(try utf8.withUnsafeBytes { try Base64URL.decodePublic($0) } == bytes, "length \(length)")
+            // Every position replaced by a character outside the alphabet, or by one
+            // that changes the trailing bits: both decoders decide alike.
+            for position in utf8.indices {
+                for replacement in [UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "/"), 0x80, 0xFF, 0x00,
+                                    UInt8(ascii: "B"), UInt8(ascii: "_")] {
+                    var mutated = utf8
+                    mutated[position] = replacement
+                    let fast = try? mutated.withUnsafeBytes { try Base64URL.decodePublic($0) }
+                    let strict = try? Base64URL.decode(String(decoding: mutated, as: UTF8.self))
+                    #expect(fast == strict, "length \(length), \(replacement) at \(position)")
+                }
+            }
+            // One character more: a length no encoder writes when it is 1 mod 4.
+            let longer = utf8 + [UInt8(ascii: "A")]
+            let fast = try? longer.withUnsafeBytes { try Base64URL.decodePublic($0) }
+            #expect(fast == (try? Base64URL.decode(String(decoding: longer, as: UTF8.self))), "length \(length) + 1")
+        }
+    }
+
+    @Test("duplicate member names are found whatever their fingerprints, and distinct names pass")
+    func duplicateNames() throws {
+        // All two-letter names: many share a length and first/last bytes' fingerprint bin.
+        let letters = Array("abcdefghijklmnop".utf8)
+        var names: [String] = []
+        for a in letters { for b in letters { names.append(String(decoding: [a, b], as: UTF8.self)) } }
+        for count in [2, 3, 8, 15, 16, 17, 40] {
+            for start in stride(from: 0, to: names.count - count, by: 37) {
+                let chosen = Array(names[start..<(start + count)])
+                let members = chosen.map { "\"\($0)\":1" }
+                let object = try JSONParser.parse(Array("{\(members.joined(separator: ","))}".utf8))
+                #expect(object.objectValue?.count == count)
+                // The last name repeated, written plainly and with an escape.
+                for repeated in [chosen[count / 2], chosen[0], chosen[count - 1]] {
+                    let escaped = "\\u00" + String(Array(repeated.utf8)[0], radix: 16) + String(repeated.dropFirst())
+                    for spelling in [repeated, escaped] {
+                        let text = "{\(members.joined(separator: ",")),\"\(spelling)\":2}"
+                        #expect(throws: TokenMintError.self, "\(count) members, \(spelling) again") {
+                            try JSONParser.parse(Array(text.utf8))
+                        }
+                    }
+                }
+            }
+        }
+        // Same length, same first and last byte, different middle: not duplicates.
+        #expect(try JSONParser.parse(Array(#"{"abc":1,"axc":2,"ayc":3,"a\u0064c":4}"#.utf8)).objectValue?.count == 4)
+    }
+
+    @Test("the writer nests past 64 levels and writes every Int64")
+    func writerDepthAndIntegers() throws {
+        for depth in [1, 63, 64, 65, 100] {
+            var writer = JSONWriter()
+            for level in 0..<depth {
+                if level % 2 == 0 { writer.beginArray(); writer.int(level) } else { writer.beginObject(); writer.key("k") }
+            }
+            for level in (0..<depth).reversed() {
+                if level % 2 == 0 {
+                    writer.int(-level)
+                    writer.endArray()
+                } else {
+                    if level == depth - 1 { writer.null() }  // the innermost object's "k"
+                    writer.endObject()
+                }
+            }
+            var limits = JSONParser.Limits()
+            limits.maximumDepth = 128
+            let parsed = try JSONParser.parse(writer.bytes, limits: limits)
+            #expect(JSONWriter.encode(parsed) == writer.bytes, "depth \(depth)")
+        }
+        for value: Int64 in [0, 1, -1, 9, 10, -10, 1_700_000_000, .max, .min, .max - 1, .min + 1] {
+            var writer = JSONWriter()
+            writer.int(value)
+            #expect(writer.bytes == Array(String(value).utf8))
+        }
+    }
+
+    @Test("a JWT minted in place is the general JWS signer's token, byte for byte")
+    func mintedInPlace() throws {
+        var claims = JWTClaims(issuer: "https://issuer.example", subject: "s", audience: ["a", "b"], expiration: 2_000_000_000,
+                               issuedAt: -5, jwtID: "\u{7}quoted\"\\")
+        claims.audienceAsArray = true
+        claims.additional.set("nested", ["x": [1, 2, ["y": "ü"]]])
+        // Deterministic signatures only: Ed25519 and HMAC go through the stack path, RSA through the array path.
+        for alg in [JWSAlgorithm.EdDSA, .Ed25519, .HS256, .HS384, .HS512, .RS256] {
+            let key = try JWK.generate(for: alg, keyID: "k1")
+            for keyID in [nil, "other"] as [String?] {
+                let minted = try JWTSigner(key: key, algorithm: alg, keyID: keyID).sign(claims)
+                let general = try JWSSigner(key: key, algorithm: alg).sign(claims.jsonBytes, header: JWSHeaderFields(keyID: keyID, type: "JWT"))
+                #expect(minted == general, "\(alg)")
+                guard keyID == nil else { continue }
+                let verified = try JWTVerifier(key: key, validation: { var v = JWTValidation(); v.audience = "a"; v.clock = { 1_000 }; return v }())
+                    .verify(minted)
+                #expect(verified.claims == claims)
+            }
+        }
+    }
+
+    @Test("a signature segment that is not canonical base64url is refused as such, on the stack path and the array path")
+    func signatureSegments() throws {
+        for alg in [JWSAlgorithm.EdDSA, .HS256] {
+            let key = try JWK.generate(for: alg)
+            var validation = JWTValidation()
+            validation.requiredClaims = []
+            let verifier = try JWTVerifier(key: key, validation: validation)
+            let token = try JWTSigner(key: key).sign(JWTClaims(subject: "x"))
+            #expect(throws: Never.self) { try verifier.verify(token) }
+            // A last character whose unused bits are set (no canonical segment of
+            // these lengths ends in "B"), a bad character on the stack path and on
+            // the array path (over 1 KiB), a length no encoder writes; then
+            // canonical segments of the wrong length.
+            let signatureLength = token.split(separator: ".")[2].utf8.count
+            let impossible = (5 - signatureLength % 4) % 4 == 0 ? 4 : (5 - signatureLength % 4) % 4  // to 1 mod 4
+            let cases: [(String, TokenMintError.Code)] = [
+                (String(token.dropLast()) + "B", .jose.invalidBase64URL),
+                (String(token.dropLast()) + "+", .jose.invalidBase64URL),
+                (token + String(repeating: "A", count: 2_000) + "+", .jose.invalidBase64URL),
+                (token + String(repeating: "A", count: impossible), .jose.invalidBase64URL),
+                (token + "AAAA", .jose.invalidSignature),
+                (token + String(repeating: "A", count: 2_000), .jose.invalidSignature),
+            ]
+            for (bad, code) in cases {
+                expectJOSE(code, "\(alg), \(bad.utf8.count) bytes") { _ = try verifier.verify(bad) }
+            }
+        }
+    }
+
+    @Test("claims read from a shared object leave the object as it was")
+    func claimsFromSharedObject() throws {
+        let object = try #require(try JSONParser.parse(Array(#"{"a":1,"iss":"i","b":[2],"exp":7,"c":null}"#.utf8)).objectValue)
+        let claims = try JWTClaims(object: object)
+        #expect(object.map(\.name) == ["a", "iss", "b", "exp", "c"])
+        #expect(claims.additional.map(\.name) == ["a", "b", "c"])
+        #expect(claims.issuer == "i" && claims.expiration == 7)
+    }
+}
