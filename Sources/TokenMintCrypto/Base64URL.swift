@@ -76,6 +76,48 @@ public enum Base64URL {
         return bytes
     }
 
+    /// Writes the unpadded base64url text of public bytes (token segments,
+    /// signatures) at `out`, which has room for
+    /// `encodedCount(buffer.count)` bytes; returns the text's length. A table
+    /// lookup per character: not constant-time, so never for secret bytes,
+    /// which go through libsodium's encoder (``encode(_:padding:)-(UnsafeRawBufferPointer,_)``).
+    package static func encodePublic(_ buffer: UnsafeRawBufferPointer, at out: UnsafeMutableRawPointer) -> Int {
+        let n = buffer.count
+        guard n > 0 else { return 0 }
+        let alphabet = encodeAlphabet.utf8Start
+        let input = buffer.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: UInt8.self)
+        let output = out.assumingMemoryBound(to: UInt8.self)
+        var i = 0
+        var o = 0
+        while i + 3 <= n {
+            let v = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
+            output[o] = alphabet[Int(v >> 18)]
+            output[o + 1] = alphabet[Int(v >> 12 & 0x3F)]
+            output[o + 2] = alphabet[Int(v >> 6 & 0x3F)]
+            output[o + 3] = alphabet[Int(v & 0x3F)]
+            i += 3
+            o += 4
+        }
+        switch n - i {
+        case 1:
+            let v = UInt32(input[i])
+            output[o] = alphabet[Int(v >> 2)]
+            output[o + 1] = alphabet[Int(v << 4 & 0x3F)]
+            o += 2
+        case 2:
+            let v = UInt32(input[i]) << 8 | UInt32(input[i + 1])
+            output[o] = alphabet[Int(v >> 10)]
+            output[o + 1] = alphabet[Int(v >> 4 & 0x3F)]
+            output[o + 2] = alphabet[Int(v << 2 & 0x3F)]
+            o += 3
+        default:
+            break
+        }
+        return o
+    }
+
+    private static let encodeAlphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
     /// The number of bytes `count` characters of unpadded base64url decode
     /// to, or nil for a length no encoder writes.
     package static func decodedCount(_ count: Int) -> Int? {

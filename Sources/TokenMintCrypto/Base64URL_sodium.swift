@@ -11,17 +11,6 @@ extension Base64URL {
         padded ? (count + 2) / 3 * 4 : count / 3 * 4 + (count % 3 == 0 ? 0 : count % 3 + 1)
     }
 
-    /// Writes the unpadded base64url text of `buffer` at `out`, which has
-    /// room for ``encodedCount(_:padded:)`` + 1 bytes (libsodium writes a
-    /// NUL after the text); returns the text's length.
-    @inline(__always)
-    package static func encode(_ buffer: UnsafeRawBufferPointer, at out: UnsafeMutableRawPointer) -> Int {
-        _ = Sodium.ready
-        let length = encodedCount(buffer.count)
-        _ = sodium_bin2base64(out.assumingMemoryBound(to: CChar.self), length + 1, buffer.bytes, buffer.count, sodium_base64_VARIANT_URLSAFE_NO_PADDING)
-        return length
-    }
-
     /// `sodium_bin2base64` into a new string.
     @inline(__always)
     static func sodiumEncode(_ buffer: UnsafeRawBufferPointer, padded: Bool) -> String {

@@ -43,18 +43,18 @@ public struct JWTSigner: Sendable {
         // The signing input is built in a temporary buffer (on the stack for
         // a typical token); the token is written once, into its string.
         let inputCount = prefix.count + Base64URL.encodedCount(json.count)
-        return try withUnsafeTemporaryAllocation(byteCount: inputCount + 1, alignment: 16) { (buffer) throws(TokenMintError) -> String in
+        return try withUnsafeTemporaryAllocation(byteCount: inputCount, alignment: 16) { (buffer) throws(TokenMintError) -> String in
             let base = buffer.baseAddress.unsafelyUnwrapped
             prefix.withUnsafeBytes { base.copyMemory(from: $0.baseAddress.unsafelyUnwrapped, byteCount: $0.count) }
-            _ = json.withUnsafeBytes { Base64URL.encode($0, at: base + prefix.count) }
+            _ = json.withUnsafeBytes { Base64URL.encodePublic($0, at: base + prefix.count) }
             let input = UnsafeRawBufferPointer(start: base, count: inputCount)
             return try signer.key.withSignature(over: input, algorithm: signer.algorithm, nonce: signer.ecdsaNonce) { signature in
                 let count = inputCount + 1 + Base64URL.encodedCount(signature.count)
-                return String(unsafeUninitializedCapacity: count + 1) { out in
+                return String(unsafeUninitializedCapacity: count) { out in
                     let target = UnsafeMutableRawPointer(out.baseAddress.unsafelyUnwrapped)
                     target.copyMemory(from: base, byteCount: inputCount)
                     target.storeBytes(of: UInt8(ascii: "."), toByteOffset: inputCount, as: UInt8.self)
-                    _ = Base64URL.encode(signature, at: target + inputCount + 1)
+                    _ = Base64URL.encodePublic(signature, at: target + inputCount + 1)
                     return count
                 }
             }

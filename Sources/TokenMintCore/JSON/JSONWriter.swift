@@ -283,7 +283,16 @@ public struct JSONWriter: Sendable {
     private mutating func appendQuoted(_ text: String) {
         bytes.append(0x22)
         let utf8 = text.utf8
-        if !utf8.contains(where: JSONWriter.needsEscape) {
+        // Native strings (every string but a bridged one) are contiguous: one
+        // scan over the bytes, then one copy.
+        let plain = utf8.withContiguousStorageIfAvailable { buffer -> Bool in
+            for byte in buffer where JSONWriter.needsEscape(byte) { return false }
+            bytes.append(contentsOf: buffer)
+            return true
+        }
+        if plain == true {
+            // written
+        } else if plain == nil, !utf8.contains(where: JSONWriter.needsEscape) {
             bytes.append(contentsOf: utf8)
         } else {
             for byte in utf8 {
