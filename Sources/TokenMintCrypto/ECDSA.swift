@@ -241,7 +241,7 @@ public enum ECDSA {
             guard hash.isAllowedForSigning else { throw TokenMintError(.crypto.unsupportedAlgorithm, "ECDSA signing with \(hash.name) is refused") }
             switch nonce {
             case .random:
-                let der = try key.pkey.sign(message, hash: hash)
+                let der = try key.pkey.sign(message, hash: hash, reuse: .ecdsa)
                 return try Signature(derRepresentation: der, curve: curve)
             case .deterministic:
                 return try key.deterministicSignature(digest: hash.hash(message), hash: hash)
@@ -327,7 +327,7 @@ public enum ECDSA {
         public func isValidSignature(_ signature: Signature, for message: UnsafeRawBufferPointer, hash: HashFunction? = nil) -> Bool {
             guard signature.curve == curve else { return false }
             let der = signature.derRepresentation
-            return der.withUnsafeBytes { pkey.verify($0, message: message, hash: hash ?? curve.defaultHash) }
+            return der.withUnsafeBytes { pkey.verify($0, message: message, hash: hash ?? curve.defaultHash, reuse: .ecdsa) }
         }
 
         /// Compares the points.

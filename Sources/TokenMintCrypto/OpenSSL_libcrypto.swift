@@ -94,8 +94,79 @@ final class FetchedKDF: @unchecked Sendable {
 final class PKey: @unchecked Sendable {
     let pointer: OpaquePointer
 
+    /// What a kept digest context was set up for: the operation, the hash
+    /// and the padding. Only a context of the same kind is reused.
+    struct ContextKind: Hashable {
+        var verifies: Bool
+        var hash: HashFunction
+        var setup: ContextSetup
+    }
+
+    /// The padding a kept context was configured with.
+    enum ContextSetup: Hashable {
+        case ecdsa
+        case rsa(RSA.Padding)
+    }
+
+    /// Digest contexts that signed or verified with this key, kept for the
+    /// next call of their kind: re-initialised with no key
+    /// (`EVP_DigestSignInit_ex`/`EVP_DigestVerifyInit_ex` keep the key and
+    /// reset the state), they skip creating a key context and fetching the
+    /// signature algorithm. Each runs with `EVP_MD_CTX_FLAG_FINALISE`, so
+    /// the final step does not duplicate the key context either.
+    private let spareLock = Lock()
+    private var spares: [(kind: ContextKind, context: OpaquePointer)] = []
+    /// More callers than this at once with one key make fresh contexts.
+    static let maximumSpares = 8
+
     init(taking pointer: OpaquePointer) { self.pointer = pointer }
-    deinit { EVP_PKEY_free(pointer) }
+    deinit {
+        for spare in spares { EVP_MD_CTX_free(spare.context) }  // each holds a reference to the key
+        EVP_PKEY_free(pointer)
+    }
+
+    /// A digest context for `kind`, set up for this key with `hash`, and the
+    /// key context to configure; nil when OpenSSL refuses.
+    private func digestContext(
+        _ kind: ContextKind?, verifies: Bool, hash: HashFunction?
+    ) -> (md: OpaquePointer, pkey: OpaquePointer)? {
+        var pkeyContext: OpaquePointer? = nil
+        if let kind, let spare = spareLock.withLock({ () -> OpaquePointer? in
+            guard let index = spares.lastIndex(where: { $0.kind == kind }) else { return nil }
+            return spares.remove(at: index).context
+        }) {
+            let name = kind.hash.openSSLName
+            let status = verifies
+                ? EVP_DigestVerifyInit_ex(spare, &pkeyContext, name, nil, nil, nil, nil)
+                : EVP_DigestSignInit_ex(spare, &pkeyContext, name, nil, nil, nil, nil)
+            if status == 1, let pkeyContext { return (spare, pkeyContext) }
+            EVP_MD_CTX_free(spare)
+            OpenSSL.clearErrors()
+            pkeyContext = nil
+        }
+        guard let fresh = EVP_MD_CTX_new() else { return nil }
+        if kind != nil { EVP_MD_CTX_set_flags(fresh, EVP_MD_CTX_FLAG_FINALISE) }
+        let status = verifies
+            ? EVP_DigestVerifyInit_ex(fresh, &pkeyContext, hash?.openSSLName, nil, nil, pointer, nil)
+            : EVP_DigestSignInit_ex(fresh, &pkeyContext, hash?.openSSLName, nil, nil, pointer, nil)
+        guard status == 1, let pkeyContext else {
+            EVP_MD_CTX_free(fresh)
+            return nil
+        }
+        return (fresh, pkeyContext)
+    }
+
+    /// Keeps `context` for the next call of `kind`, or frees it.
+    private func recycle(_ context: OpaquePointer, _ kind: ContextKind?) {
+        let kept = kind.map { kind in
+            spareLock.withLock { () -> Bool in
+                guard spares.count < PKey.maximumSpares else { return false }
+                spares.append((kind, context))
+                return true
+            }
+        } ?? false
+        if !kept { EVP_MD_CTX_free(context) }
+    }
 
     /// The key type name: "ED25519", "EC", "RSA", ...
     var typeName: String {
@@ -380,44 +451,54 @@ final class PKey: @unchecked Sendable {
 
     // MARK: - Signing
 
-    /// `EVP_DigestSign` with an optional hash and padding set-up.
+    /// `EVP_DigestSign` with an optional hash and padding set-up. With
+    /// `reuse` (and a hash), the digest context is kept for the next
+    /// signature of the same set-up; `configure` runs on every use.
     func sign(
-        _ message: UnsafeRawBufferPointer, hash: HashFunction?, configure: (OpaquePointer) -> Bool = { _ in true }
+        _ message: UnsafeRawBufferPointer, hash: HashFunction?, reuse setup: ContextSetup? = nil,
+        configure: (OpaquePointer) -> Bool = { _ in true }
     ) throws(TokenMintError) -> [UInt8] {
-        guard let mdContext = EVP_MD_CTX_new() else { throw OpenSSL.failure("EVP_MD_CTX_new") }
-        defer { EVP_MD_CTX_free(mdContext) }
-        var pkeyContext: OpaquePointer? = nil
-        guard EVP_DigestSignInit_ex(mdContext, &pkeyContext, hash?.openSSLName, nil, nil, pointer, nil) == 1,
-            let pkeyContext, configure(pkeyContext)
-        else { throw OpenSSL.failure("cannot start signing") }
+        let kind = hash.flatMap { hash in setup.map { ContextKind(verifies: false, hash: hash, setup: $0) } }
+        guard let (mdContext, pkeyContext) = digestContext(kind, verifies: false, hash: hash) else {
+            throw OpenSSL.failure("cannot start signing")
+        }
+        guard configure(pkeyContext) else {
+            EVP_MD_CTX_free(mdContext)
+            throw OpenSSL.failure("cannot start signing")
+        }
         var length = maximumSignatureSize
         var signature = [UInt8](repeating: 0, count: length)
         guard EVP_DigestSign(mdContext, &signature, &length, message.baseAddress, message.count) == 1 else {
+            EVP_MD_CTX_free(mdContext)
             throw OpenSSL.failure("signing failed")
         }
+        recycle(mdContext, kind)
         if length < signature.count { signature.removeLast(signature.count - length) }
         return signature
     }
 
     /// `EVP_DigestVerify`: true only for a valid signature; every failure
-    /// (malformed, wrong key, wrong padding) is `false`.
+    /// (malformed, wrong key, wrong padding) is `false`. `reuse` as for ``sign(_:hash:reuse:configure:)``.
     func verify(
         _ signature: UnsafeRawBufferPointer, message: UnsafeRawBufferPointer, hash: HashFunction?,
-        configure: (OpaquePointer) -> Bool = { _ in true }
+        reuse setup: ContextSetup? = nil, configure: (OpaquePointer) -> Bool = { _ in true }
     ) -> Bool {
-        guard let mdContext = EVP_MD_CTX_new() else { return false }
-        defer { EVP_MD_CTX_free(mdContext) }
-        var pkeyContext: OpaquePointer? = nil
-        guard EVP_DigestVerifyInit_ex(mdContext, &pkeyContext, hash?.openSSLName, nil, nil, pointer, nil) == 1,
-            let pkeyContext, configure(pkeyContext)
-        else {
+        let kind = hash.flatMap { hash in setup.map { ContextKind(verifies: true, hash: hash, setup: $0) } }
+        guard let (mdContext, pkeyContext) = digestContext(kind, verifies: true, hash: hash) else {
+            OpenSSL.clearErrors()
+            return false
+        }
+        guard configure(pkeyContext) else {
+            EVP_MD_CTX_free(mdContext)
             OpenSSL.clearErrors()
             return false
         }
         let result = EVP_DigestVerify(
             mdContext, signature.baseAddress?.assumingMemoryBound(to: UInt8.self), signature.count,
             message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count)
+        // A signature that does not verify leaves the context as reusable as one that does.
         if result != 1 { OpenSSL.clearErrors() }
+        recycle(mdContext, kind)
         return result == 1
     }
 }

@@ -86,7 +86,7 @@ extension RSA.PrivateKey {
     func openSSLSignature(
         for message: UnsafeRawBufferPointer, hash: HashFunction, padding: RSA.Padding
     ) throws(TokenMintError) -> [UInt8] {
-        try pkey.sign(message, hash: hash) { RSA.configure($0, padding: padding, hash: hash) }
+        try pkey.sign(message, hash: hash, reuse: .rsa(padding)) { RSA.configure($0, padding: padding, hash: hash) }
     }
 }
 
@@ -128,7 +128,7 @@ extension RSA.PublicKey {
     func openSSLIsValidSignature(
         _ signature: UnsafeRawBufferPointer, for message: UnsafeRawBufferPointer, hash: HashFunction, padding: RSA.Padding
     ) -> Bool {
-        pkey.verify(signature, message: message, hash: hash) { RSA.configure($0, padding: padding, hash: hash) }
+        pkey.verify(signature, message: message, hash: hash, reuse: .rsa(padding)) { RSA.configure($0, padding: padding, hash: hash) }
     }
 }
 

@@ -66,4 +66,56 @@ struct ConcurrencyTests {
         }
         #expect(mismatches == 0)
     }
+
+    /// ECDSA and RSA keys keep the digest contexts they signed and verified
+    /// with and re-arm them with no key: every reuse must behave as a fresh
+    /// context. Signatures are checked by a copy of the public key that has
+    /// never been used (fresh contexts); bad signatures are refused between
+    /// good ones on the same kept contexts; PSS set-ups that differ only in
+    /// MGF1 hash or salt length never share a context.
+    @Test func reusedSignatureContexts() async throws {
+        let message = Array("reused digest contexts".utf8)
+        let rsa = try RSA.PrivateKey(bits: 2048)
+        let paddings: [RSA.Padding] = [.pkcs1v15, .pss, .pss(saltLength: .bytes(0)), .pss(mgf1Hash: .sha512), .pkcs1v15]
+        for round in 0..<2 {
+            for hash in [HashFunction.sha256, .sha384] {
+                for padding in paddings {
+                    let signature = try rsa.signature(for: message, hash: hash, padding: padding)
+                    let unused = try RSA.PublicKey(derRepresentation: rsa.publicKey.derRepresentation)
+                    #expect(unused.isValidSignature(signature, for: message, hash: hash, padding: padding), "\(hash) \(padding)")
+                    var bad = signature
+                    bad[round + 7] ^= 1
+                    #expect(!rsa.publicKey.isValidSignature(bad, for: message, hash: hash, padding: padding))
+                    #expect(rsa.publicKey.isValidSignature(signature, for: message, hash: hash, padding: padding))
+                    let flipped: RSA.Padding = padding == .pkcs1v15 ? .pss : .pkcs1v15
+                    #expect(!rsa.publicKey.isValidSignature(signature, for: message, hash: hash, padding: flipped))
+                }
+            }
+        }
+        let ec = try ECDSA.PrivateKey(curve: .p256)
+        for round in 0..<20 {
+            let hash = [HashFunction.sha256, .sha384, .sha512][round % 3]
+            let signature = try ec.signature(for: message, hash: hash)
+            let unused = try ECDSA.PublicKey(x963Representation: ec.publicKey.x963Representation, curve: .p256)
+            #expect(unused.isValidSignature(signature, for: message, hash: hash))
+            #expect(!ec.publicKey.isValidSignature(signature, for: message + [1], hash: hash))
+            #expect(ec.publicKey.isValidSignature(signature, for: message, hash: hash))
+        }
+        let failures = await withTaskGroup(of: Int.self) { group in
+            for task in 0..<16 {
+                group.addTask {
+                    var bad = 0
+                    for round in 0..<40 {
+                        let text = message + [UInt8(task), UInt8(round)]
+                        guard let signature = try? ec.signature(for: text) else { bad += 1; continue }
+                        if !ec.publicKey.isValidSignature(signature, for: text) { bad += 1 }
+                        if ec.publicKey.isValidSignature(signature, for: message) { bad += 1 }
+                    }
+                    return bad
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(failures == 0)
+    }
 }
