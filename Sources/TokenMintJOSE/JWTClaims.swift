@@ -25,12 +25,35 @@ public struct JWTClaims: Sendable, Hashable {
     /// Every other claim, in order.
     public var additional = JSONObject()
 
+    /// The claims this type holds in its own properties.
+    enum Registered {
+        case iss, sub, aud, exp, nbf, iat, jti, azp
+
+        /// The registered claim `name` is, compared byte for byte (as JSON
+        /// member names are), from its three bytes packed in one integer.
+        init?(_ name: String) {
+            let utf8 = name.utf8
+            guard utf8.count == 3 else { return nil }
+            let packed = utf8.withContiguousStorageIfAvailable { bytes in
+                UInt32(bytes[0]) << 16 | UInt32(bytes[1]) << 8 | UInt32(bytes[2])
+            } ?? utf8.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            switch packed {
+            case 0x69_7373: self = .iss
+            case 0x73_7562: self = .sub
+            case 0x61_7564: self = .aud
+            case 0x65_7870: self = .exp
+            case 0x6E_6266: self = .nbf
+            case 0x69_6174: self = .iat
+            case 0x6A_7469: self = .jti
+            case 0x61_7A70: self = .azp
+            default: return nil
+            }
+        }
+    }
+
     /// Whether `name` is one of the claims this type holds in its own properties.
     static func isRegistered(_ name: String) -> Bool {
-        switch name {
-        case "iss", "sub", "aud", "exp", "nbf", "iat", "jti", "azp": true
-        default: false
-        }
+        Registered(name) != nil
     }
 
     /// A claims set.
@@ -83,17 +106,22 @@ public struct JWTClaims: Sendable, Hashable {
         // One pass over the members: registered claims are typed; the rest
         // stay in order, in the object's own storage when it is not shared.
         var rest = object.takeMembers()
-        var registered = 0
-        for member in rest {
-            switch member.name {
-            case "iss": issuer = try string("iss", member.value)
-            case "sub": subject = try string("sub", member.value)
-            case "jti": jwtID = try string("jti", member.value)
-            case "azp": authorizedParty = try string("azp", member.value)
-            case "exp": expiration = try date("exp", member.value)
-            case "nbf": notBefore = try date("nbf", member.value)
-            case "iat": issuedAt = try date("iat", member.value)
-            case "aud":
+        // Bit i: member i is registered (the first 64; later ones are looked up again).
+        var registered: UInt64 = 0
+        var any = false
+        for (index, member) in rest.enumerated() {
+            guard let claim = Registered(member.name) else { continue }
+            if index < 64 { registered |= 1 << UInt64(index) }
+            any = true
+            switch claim {
+            case .iss: issuer = try string("iss", member.value)
+            case .sub: subject = try string("sub", member.value)
+            case .jti: jwtID = try string("jti", member.value)
+            case .azp: authorizedParty = try string("azp", member.value)
+            case .exp: expiration = try date("exp", member.value)
+            case .nbf: notBefore = try date("nbf", member.value)
+            case .iat: issuedAt = try date("iat", member.value)
+            case .aud:
                 switch member.value {
                 case .string(let one): audience = [one]
                 case .array(let many):
@@ -107,11 +135,18 @@ public struct JWTClaims: Sendable, Hashable {
                     audienceAsArray = true
                 default: throw .claim("\"aud\" must be a string or an array of strings")
                 }
-            default: continue
             }
-            registered += 1
         }
-        if registered > 0 { rest.removeAll { JWTClaims.isRegistered($0.name) } }
+        if any {
+            var kept = 0
+            for index in rest.indices {
+                let isRegistered = index < 64 ? registered & (1 << UInt64(index)) != 0 : JWTClaims.isRegistered(rest[index].name)
+                guard !isRegistered else { continue }
+                if kept != index { rest.swapAt(kept, index) }
+                kept += 1
+            }
+            rest.removeLast(rest.count - kept)
+        }
         // The parser has already refused duplicate names.
         additional = JSONObject(uniqueMembers: rest)
     }

@@ -45,7 +45,7 @@ public struct JWTVerifier: Sendable {
 
     private func verifyUncached(_ token: String) throws(TokenMintError) -> VerifiedJWT {
         let jws = try verifier.verify(compact: token)
-        let parsed: JSONObject?
+        var parsed: JSONObject?
         do {
             let limits = verifier.policy.claimsLimits
             parsed = try jws.payload.withBytes { bytes throws(TokenMintError) in try JSONParser.parseObject(bytes, limits: limits) }
@@ -54,6 +54,7 @@ public struct JWTVerifier: Sendable {
         }
         guard let object = parsed else { throw TokenMintError.claim("the JWT payload is not a JSON object") }
         // The claims take the parsed members over: the object has no other owner.
+        parsed = nil
         let claims = try JWTClaims(object: consume object)
         try validation.check(claims, header: jws.header)
         return VerifiedJWT(header: jws.header, claims: claims, payload: jws.payload, key: jws.key)

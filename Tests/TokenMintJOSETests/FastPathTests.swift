@@ -163,6 +163,18 @@ struct FastPathTests {
         let claims = try JWTClaims(object: object)
         #expect(object.map(\.name) == ["a", "iss", "b", "exp", "c"])
         #expect(claims.additional.map(\.name) == ["a", "b", "c"])
-        #expect(claims.issuer == "i" && claims.expiration == 7)
+        #expect(claims.issuer == "i")
+        #expect(claims.expiration == 7)
+        // Registered claims before and after the 64th member; the rest keep their order.
+        var names = (0..<70).map { "c\($0)" }
+        names[3] = "exp"
+        names[66] = "iss"
+        names[69] = "aud"
+        let text = "{" + names.map { "\"\($0)\":\($0 == "exp" ? "9" : "\"v\"")" }.joined(separator: ",") + "}"
+        let many = try JWTClaims(object: try #require(try JSONParser.parse(Array(text.utf8)).objectValue))
+        #expect(many.additional.map(\.name) == names.filter { !["exp", "iss", "aud"].contains($0) })
+        #expect(many.expiration == 9)
+        #expect(many.issuer == "v")
+        #expect(many.audience == ["v"])
     }
 }
