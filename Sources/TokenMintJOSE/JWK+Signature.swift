@@ -46,8 +46,11 @@ extension JWK {
             guard let key = secret.key(for: algorithm.hash) else {
                 throw TokenMintError(.jose.signingFailed, "\(algorithm) signing failed: HMAC key too short")
             }
-            return withUnsafeTemporaryAllocation(byteCount: 64, alignment: 16) { out in
+            return try withUnsafeTemporaryAllocation(byteCount: 64, alignment: 16) { (out) throws(TokenMintError) -> R in
                 let count = HMAC.authenticationCode(for: input, using: key, into: out)
+                guard count == algorithm.hash.digestSize else {
+                    throw TokenMintError(.jose.signingFailed, "\(algorithm) signing failed: OpenSSL's HMAC failed")
+                }
                 return body(UnsafeRawBufferPointer(rebasing: out[..<count]))
             }
         default:

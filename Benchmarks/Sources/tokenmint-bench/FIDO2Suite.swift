@@ -51,7 +51,7 @@ enum FIDO2Suite {
                 Case(implementation: .tokenmint) {
                     (try? await memory.getAssertion(clientDataHash: getHash, rpID: rp, allowList: [memoryID])) != nil
                 },
-            ], goalToRaw: 0.85))
+            ], goalToRaw: 0.9))
             groups.append(Group(name: "FIDO2 \(name) getAssertion (SQLite)", cases: [
                 raw,
                 Case(implementation: .tokenmint) {

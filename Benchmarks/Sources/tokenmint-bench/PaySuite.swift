@@ -98,7 +98,7 @@ enum PaySuite {
                     CBenchRaw_ed25519_verify(parsed.signature, signed, signed.count, publicKey) == 0
                 },
                 Case(implementation: .tokenmint) { (try? await noLedger.verify(sample, enrolment: device)) != nil },
-            ], goalToRaw: 0.9),
+            ], goalToRaw: 0.95),
             Group(name: "Pay verify (in-memory ledger)", cases: [
                 Case(implementation: .tokenmint) { (try? await memoryLedger.verify(pool.take(), enrolment: device)) != nil },
             ], goalToRaw: nil, scales: false),
