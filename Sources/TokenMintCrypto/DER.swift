@@ -4,21 +4,35 @@ import TokenMintCore
 /// SEQUENCE. Parsing is strict DER (X.690 §10).
 enum DER {
     static func encodeSignature(r: [UInt8], s: [UInt8]) -> [UInt8] {
-        let body = integer(r) + integer(s)
-        return [0x30] + length(body.count) + body
-    }
-
-    private static func integer(_ value: [UInt8]) -> [UInt8] {
-        var bytes = Array(value.drop(while: { $0 == 0 }))
-        if bytes.isEmpty { bytes = [0] }
-        if bytes[0] & 0x80 != 0 { bytes.insert(0, at: 0) }
-        return [0x02] + length(bytes.count) + bytes
-    }
-
-    private static func length(_ n: Int) -> [UInt8] {
-        if n < 0x80 { return [UInt8(n)] }
-        if n <= 0xff { return [0x81, UInt8(n)] }
-        return [0x82, UInt8(n >> 8), UInt8(n & 0xff)]
+        // Each INTEGER holds its value without leading zero bytes (one 0 byte
+        // for zero), after a 0 byte when the first one has its high bit set.
+        func content(_ value: [UInt8]) -> (start: Int, count: Int) {
+            var start = 0
+            while start < value.count, value[start] == 0 { start += 1 }
+            guard start < value.count else { return (start, 1) }
+            return (start, value.count - start + (value[start] & 0x80 != 0 ? 1 : 0))
+        }
+        func lengthSize(_ n: Int) -> Int { n < 0x80 ? 1 : n <= 0xff ? 2 : 3 }
+        func appendLength(_ n: Int, to out: inout [UInt8]) {
+            if n >= 0x100 { out += [0x82, UInt8(truncatingIfNeeded: n >> 8)] } else if n >= 0x80 { out.append(0x81) }
+            out.append(UInt8(truncatingIfNeeded: n))
+        }
+        func appendInteger(_ value: [UInt8], _ span: (start: Int, count: Int), to out: inout [UInt8]) {
+            out.append(0x02)
+            appendLength(span.count, to: &out)
+            if span.count > value.count - span.start { out.append(0) }  // zero, or a set high bit
+            out.append(contentsOf: value[span.start...])
+        }
+        let a = content(r)
+        let b = content(s)
+        let body = 2 + lengthSize(a.count) + a.count + lengthSize(b.count) + b.count
+        var out: [UInt8] = []
+        out.reserveCapacity(1 + lengthSize(body) + body)
+        out.append(0x30)
+        appendLength(body, to: &out)
+        appendInteger(r, a, to: &out)
+        appendInteger(s, b, to: &out)
+        return out
     }
 
     /// Parses `SEQUENCE { INTEGER r, INTEGER s }` and returns r and s padded

@@ -135,7 +135,7 @@ public enum ECDSA {
 
         init(curve: Curve, r: [UInt8], s: [UInt8]) throws(TokenMintError) {
             let order = curve.group.order
-            for (name, value) in [("r", r), ("s", s)] {
+            func check(_ name: String, _ value: [UInt8]) throws(TokenMintError) {
                 guard value.contains(where: { $0 != 0 }) else {
                     throw TokenMintError(.crypto.invalidSignature, "\(curve) signature: \(name) is zero")
                 }
@@ -143,6 +143,8 @@ public enum ECDSA {
                     throw TokenMintError(.crypto.invalidSignature, "\(curve) signature: \(name) is not below the group order")
                 }
             }
+            try check("r", r)
+            try check("s", s)
             self.curve = curve
             self.r = r
             self.s = s

@@ -106,6 +106,8 @@ final class PKey: @unchecked Sendable {
     enum ContextSetup: Hashable {
         case ecdsa
         case rsa(RSA.Padding)
+        /// An RSA-OAEP key context (no digest context), for encryption or decryption.
+        case oaep(encrypts: Bool)
     }
 
     /// Digest contexts that signed or verified with this key, kept for the
@@ -116,13 +118,52 @@ final class PKey: @unchecked Sendable {
     /// the final step does not duplicate the key context either.
     private let spareLock = Lock()
     private var spares: [(kind: ContextKind, context: OpaquePointer)] = []
+    /// Key contexts (`EVP_PKEY_CTX`) kept the same way: an
+    /// `EVP_PKEY_encrypt`/`EVP_PKEY_decrypt` leaves its context ready for the next.
+    private var keySpares: [(kind: ContextKind, context: OpaquePointer)] = []
     /// More callers than this at once with one key make fresh contexts.
     static let maximumSpares = 8
 
     init(taking pointer: OpaquePointer) { self.pointer = pointer }
     deinit {
         for spare in spares { EVP_MD_CTX_free(spare.context) }  // each holds a reference to the key
+        for spare in keySpares { EVP_PKEY_CTX_free(spare.context) }
         EVP_PKEY_free(pointer)
+    }
+
+    /// Runs `body` on a key context for `kind`: a kept one, or a new one that
+    /// `setUp` prepares. The context is kept again when `body` succeeds and
+    /// freed when it throws.
+    func withKeyContext<R>(
+        _ kind: ContextKind, setUp: (OpaquePointer) -> Bool, _ body: (OpaquePointer) throws(TokenMintError) -> R
+    ) throws(TokenMintError) -> R {
+        let kept = spareLock.withLock { () -> OpaquePointer? in
+            guard let index = keySpares.lastIndex(where: { $0.kind == kind }) else { return nil }
+            return keySpares.remove(at: index).context
+        }
+        let context: OpaquePointer
+        if let kept {
+            context = kept
+        } else {
+            guard let fresh = EVP_PKEY_CTX_new_from_pkey(nil, pointer, nil) else { throw OpenSSL.failure("EVP_PKEY_CTX_new_from_pkey") }
+            guard setUp(fresh) else {
+                EVP_PKEY_CTX_free(fresh)
+                throw OpenSSL.failure("key context set-up")
+            }
+            context = fresh
+        }
+        let result: R
+        do { result = try body(context) } catch {
+            EVP_PKEY_CTX_free(context)
+            throw error
+        }
+        let recycled = spareLock.withLock { () -> Bool in
+            guard keySpares.count < PKey.maximumSpares else { return false }
+            keySpares.append((kind, context))
+            return true
+        }
+        if !recycled { EVP_PKEY_CTX_free(context) }
+        return result
     }
 
     /// A digest context for `kind`, set up for this key with `hash`, and the

@@ -195,19 +195,21 @@ extension RSA {
 }
 
 extension RSA {
-    /// An encryption or decryption `EVP_PKEY_CTX` with OAEP and MGF1 over `hash`.
+    /// An encryption or decryption `EVP_PKEY_CTX` with OAEP and MGF1 over
+    /// `hash`, kept by the key for its next use (``PKey/withKeyContext(_:setUp:_:)``).
     static func withOAEPContext<R>(
         _ pkey: PKey, hash: HashFunction, encrypt: Bool, _ body: (OpaquePointer) throws(TokenMintError) -> R
     ) throws(TokenMintError) -> R {
-        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pkey.pointer, nil) else { throw OpenSSL.failure("EVP_PKEY_CTX_new_from_pkey") }
-        defer { EVP_PKEY_CTX_free(context) }
-        guard (encrypt ? EVP_PKEY_encrypt_init(context) : EVP_PKEY_decrypt_init(context)) == 1,
-            EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_OAEP_PADDING) == 1,
-            let md = hash.handle.md,  // fetched once; naming the digest here would fetch it on every call
-            EVP_PKEY_CTX_set_rsa_oaep_md(context, md) == 1,
-            EVP_PKEY_CTX_set_rsa_mgf1_md(context, md) == 1
-        else { throw OpenSSL.failure("RSA-OAEP set-up") }
-        return try body(context)
+        let kind = PKey.ContextKind(verifies: false, hash: hash, setup: .oaep(encrypts: encrypt))
+        return try pkey.withKeyContext(kind, setUp: { context in
+            guard (encrypt ? EVP_PKEY_encrypt_init(context) : EVP_PKEY_decrypt_init(context)) == 1,
+                EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_OAEP_PADDING) == 1,
+                let md = hash.handle.md,  // fetched once; naming the digest here would fetch it on every call
+                EVP_PKEY_CTX_set_rsa_oaep_md(context, md) == 1,
+                EVP_PKEY_CTX_set_rsa_mgf1_md(context, md) == 1
+            else { return false }
+            return true
+        }, body)
     }
 }
 

@@ -9,6 +9,12 @@ enum B64 {
         }
     }
 
+    /// A public segment given as text (JWE parts): the table decoder.
+    static func decodePublic(_ text: some StringProtocol, _ what: @autoclosure () -> String) throws(TokenMintError) -> [UInt8] {
+        var utf8 = String(text)
+        return try utf8.withUTF8Bytes { (bytes) throws(TokenMintError) in try decode(bytes, what()) }
+    }
+
     /// Token segments are public: the table decoder, as strict but faster than
     /// the constant-time one that key material goes through.
     static func decode(_ utf8: UnsafeRawBufferPointer, _ what: @autoclosure () -> String) throws(TokenMintError) -> [UInt8] {
@@ -33,6 +39,18 @@ enum B64 {
         }
         guard decoded, let result else { throw TokenMintError(.jose.invalidBase64URL, "\(what()) is not canonical unpadded base64url") }
         return result
+    }
+
+    /// The base64url text of public bytes (token segments: ciphertexts,
+    /// tags, IVs, encrypted keys, signatures, headers), by table; never for
+    /// secrets, which ``encode(_:)`` writes in constant time.
+    static func encodePublic(_ bytes: [UInt8]) -> String {
+        let count = Base64URL.encodedCount(bytes.count)
+        return bytes.withUnsafeBytes { input in
+            String(unsafeUninitializedCapacity: count) { out in
+                Base64URL.encodePublic(input, at: UnsafeMutableRawPointer(out.baseAddress.unsafelyUnwrapped))
+            }
+        }
     }
 
     static func encode(_ bytes: some Collection<UInt8>) -> String {

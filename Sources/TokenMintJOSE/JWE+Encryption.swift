@@ -167,7 +167,7 @@ extension JWE {
                 }
             }
         }
-        let protectedSegment = B64.encode(JSONWriter.encode(.object(protected)))
+        let protectedSegment = B64.encodePublic(JSONWriter.encode(.object(protected)))
         let aadSegment = additionalData.map { B64.encode($0) }
         var aad = Array(protectedSegment.utf8)
         if let aadSegment { aad.append(0x2E); aad += aadSegment.utf8 }

@@ -76,7 +76,7 @@ public struct JWE: Sendable {
             guard recipients.count == 1, recipients[0].header == nil, sharedHeader == nil, additionalDataSegment == nil else {
                 throw .malformed("only a JWE with one recipient, no unprotected header and no aad has a compact form")
             }
-            return [protectedSegment, B64.encode(recipients[0].encryptedKey), B64.encode(iv), B64.encode(ciphertext), B64.encode(tag)]
+            return [protectedSegment, B64.encodePublic(recipients[0].encryptedKey), B64.encodePublic(iv), B64.encodePublic(ciphertext), B64.encodePublic(tag)]
                 .joined(separator: ".")
         }
     }
@@ -87,7 +87,7 @@ public struct JWE: Sendable {
             guard recipients.count == 1 else { throw .malformed("a JWE with \(recipients.count) recipients has no flattened form") }
             var object = commonMembers()
             if let header = recipients[0].header { object.set("header", .object(header)) }
-            if !recipients[0].encryptedKey.isEmpty { object.set("encrypted_key", .string(B64.encode(recipients[0].encryptedKey))) }
+            if !recipients[0].encryptedKey.isEmpty { object.set("encrypted_key", .string(B64.encodePublic(recipients[0].encryptedKey))) }
             return String(decoding: JSONWriter.encode(.object(ordered(object))), as: UTF8.self)
         }
     }
@@ -98,7 +98,7 @@ public struct JWE: Sendable {
         object.set("recipients", .array(recipients.map { r in
             var entry = JSONObject()
             if let header = r.header { entry.set("header", .object(header)) }
-            if !r.encryptedKey.isEmpty { entry.set("encrypted_key", .string(B64.encode(r.encryptedKey))) }
+            if !r.encryptedKey.isEmpty { entry.set("encrypted_key", .string(B64.encodePublic(r.encryptedKey))) }
             return .object(entry)
         }))
         return String(decoding: JSONWriter.encode(.object(ordered(object))), as: UTF8.self)
@@ -108,9 +108,9 @@ public struct JWE: Sendable {
         var object = JSONObject()
         object.set("protected", .string(protectedSegment))
         if let sharedHeader { object.set("unprotected", .object(sharedHeader)) }
-        object.set("iv", .string(B64.encode(iv)))
-        object.set("ciphertext", .string(B64.encode(ciphertext)))
-        object.set("tag", .string(B64.encode(tag)))
+        object.set("iv", .string(B64.encodePublic(iv)))
+        object.set("ciphertext", .string(B64.encodePublic(ciphertext)))
+        object.set("tag", .string(B64.encodePublic(tag)))
         if let additionalDataSegment { object.set("aad", .string(additionalDataSegment)) }
         return object
     }
@@ -138,9 +138,9 @@ public struct JWE: Sendable {
         guard parts.count == 5 else { throw .malformed("a compact JWE has 5 segments, this has \(parts.count)") }
         try self.init(
             protectedSegment: String(parts[0]), sharedHeader: nil,
-            recipients: [Recipient(header: nil, encryptedKey: try B64.decode(parts[1], "the encrypted key"))],
-            iv: try B64.decode(parts[2], "the IV"), ciphertext: try B64.decode(parts[3], "the ciphertext"),
-            tag: try B64.decode(parts[4], "the tag"), additionalDataSegment: nil)
+            recipients: [Recipient(header: nil, encryptedKey: try B64.decodePublic(parts[1], "the encrypted key"))],
+            iv: try B64.decodePublic(parts[2], "the IV"), ciphertext: try B64.decodePublic(parts[3], "the ciphertext"),
+            tag: try B64.decodePublic(parts[4], "the tag"), additionalDataSegment: nil)
     }
 
     private init(json text: String, maximumBytes: Int) throws(TokenMintError) {
@@ -190,15 +190,15 @@ public struct JWE: Sendable {
         if let aad { _ = try B64.decode(aad, "the aad") }
         try self.init(
             protectedSegment: protectedSegment, sharedHeader: try header(object, "unprotected"), recipients: recipients,
-            iv: try B64.decode(ivText, "the IV"), ciphertext: try B64.decode(ciphertextText, "the ciphertext"),
-            tag: try B64.decode(tagText, "the tag"), additionalDataSegment: aad)
+            iv: try B64.decodePublic(ivText, "the IV"), ciphertext: try B64.decodePublic(ciphertextText, "the ciphertext"),
+            tag: try B64.decodePublic(tagText, "the tag"), additionalDataSegment: aad)
     }
 
     init(
         protectedSegment: String, sharedHeader: JSONObject?, recipients: [Recipient], iv: [UInt8], ciphertext: [UInt8], tag: [UInt8],
         additionalDataSegment: String?
     ) throws(TokenMintError) {
-        let protectedBytes = try B64.decode(protectedSegment, "the protected header")
+        let protectedBytes = try B64.decodePublic(protectedSegment, "the protected header")
         let value: JSONValue
         do { value = try JSONParser.parse(protectedBytes, limits: JWE.headerLimits) } catch {
             throw TokenMintError(.jose.invalidJSON, "JWE protected header: \(error.reason)", underlying: error)

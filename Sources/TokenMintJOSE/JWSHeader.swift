@@ -12,14 +12,14 @@ public struct JWSHeader: Sendable {
 
     /// `kid`.
     public var keyID: String? { protected["kid"]?.stringValue ?? unprotected["kid"]?.stringValue }
-    /// `typ`.
-    public var type: String? { protected["typ"]?.stringValue }
+    /// `typ` (read once, when the header is checked: a cached header serves many tokens).
+    public let type: String?
     /// `cty`.
     public var contentType: String? { protected["cty"]?.stringValue }
     /// `crit`.
     public var critical: [String] { protected["crit"]?.arrayValue?.compactMap(\.stringValue) ?? [] }
     /// `b64` (RFC 7797): false when the payload is carried unencoded.
-    public var isPayloadBase64URLEncoded: Bool { protected["b64"]?.boolValue ?? true }
+    public let isPayloadBase64URLEncoded: Bool
 
     /// A header member, protected first.
     public subscript(name: String) -> JSONValue? { protected[name] ?? unprotected[name] }
@@ -86,5 +86,7 @@ public struct JWSHeader: Sendable {
         self.algorithm = algorithm
         self.protected = protected
         self.unprotected = unprotected
+        self.type = protected["typ"]?.stringValue
+        self.isPayloadBase64URLEncoded = protected["b64"]?.boolValue ?? true
     }
 }

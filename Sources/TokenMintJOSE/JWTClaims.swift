@@ -9,7 +9,34 @@ public struct JWTClaims: Sendable, Hashable {
     /// `sub`.
     public var subject: String?
     /// `aud`: one or more audiences.
-    public var audience: [String]?
+    public var audience: [String]? {
+        get {
+            switch audiences {
+            case .none: nil
+            case .one(let name): [name]
+            case .many(let names): names
+            }
+        }
+        set { audiences = newValue.map { $0.count == 1 ? .one($0[0]) : .many($0) } }
+    }
+    /// `aud` as stored: one audience needs no array (a verified token's
+    /// claims allocate one less), and a one-element list is always `.one`,
+    /// so equal audiences compare equal.
+    private var audiences: Audiences?
+
+    enum Audiences: Hashable, Sendable {
+        case one(String)
+        case many([String])
+    }
+
+    /// Whether `aud` names `name` (no array made).
+    func audienceIncludes(_ name: String) -> Bool {
+        switch audiences {
+        case .none: false
+        case .one(let one): one == name
+        case .many(let names): names.contains(name)
+        }
+    }
     /// Write `aud` as an array even when it holds one audience.
     public var audienceAsArray = false
     /// `exp`, seconds since the epoch.
@@ -26,18 +53,15 @@ public struct JWTClaims: Sendable, Hashable {
     public var additional = JSONObject()
 
     /// The claims this type holds in its own properties.
-    enum Registered {
+    enum Registered: Int {
         case iss, sub, aud, exp, nbf, iat, jti, azp
 
-        /// The registered claim `name` is, compared byte for byte (as JSON
-        /// member names are), from its three bytes packed in one integer.
-        init?(_ name: String) {
-            let utf8 = name.utf8
-            guard utf8.count == 3 else { return nil }
-            let packed = utf8.withContiguousStorageIfAvailable { bytes in
-                UInt32(bytes[0]) << 16 | UInt32(bytes[1]) << 8 | UInt32(bytes[2])
-            } ?? utf8.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-            switch packed {
+        /// The registered claim a name's UTF-8 bytes spell, compared byte for
+        /// byte (as JSON member names are), from its three bytes packed in
+        /// one integer.
+        init?(bytes: UnsafeBufferPointer<UInt8>) {
+            guard bytes.count == 3 else { return nil }
+            switch UInt32(bytes[0]) << 16 | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) {
             case 0x69_7373: self = .iss
             case 0x73_7562: self = .sub
             case 0x61_7564: self = .aud
@@ -48,6 +72,15 @@ public struct JWTClaims: Sendable, Hashable {
             case 0x61_7A70: self = .azp
             default: return nil
             }
+        }
+
+        /// The registered claim `name` is.
+        init?(_ name: String) {
+            guard name.utf8.count == 3 else { return nil }
+            guard let claim = name.utf8.withContiguousStorageIfAvailable({ Registered(bytes: $0) })
+                ?? Array(name.utf8).withUnsafeBufferPointer({ Registered(bytes: $0) })
+            else { return nil }
+            self = claim
         }
     }
 
@@ -92,17 +125,6 @@ public struct JWTClaims: Sendable, Hashable {
     /// strings, `aud` a string or an array of strings, dates numbers
     /// (fractions are truncated to whole seconds).
     public init(object: consuming JSONObject) throws(TokenMintError) {
-        func string(_ name: String, _ value: JSONValue) throws(TokenMintError) -> String {
-            guard case .string(let text) = value else { throw .claim("\"\(name)\" must be a string") }
-            return text
-        }
-        func date(_ name: String, _ value: JSONValue) throws(TokenMintError) -> Int64 {
-            if let integer = value.int64Value { return integer }
-            guard let double = value.doubleValue, double.isFinite, let seconds = Int64(exactly: double.rounded(.down)) else {
-                throw .claim("\"\(name)\" must be a NumericDate (a number of seconds)")
-            }
-            return seconds
-        }
         // One pass over the members: registered claims are typed; the rest
         // stay in order, in the object's own storage when it is not shared.
         var rest = object.takeMembers()
@@ -113,29 +135,7 @@ public struct JWTClaims: Sendable, Hashable {
             guard let claim = Registered(member.name) else { continue }
             if index < 64 { registered |= 1 << UInt64(index) }
             any = true
-            switch claim {
-            case .iss: issuer = try string("iss", member.value)
-            case .sub: subject = try string("sub", member.value)
-            case .jti: jwtID = try string("jti", member.value)
-            case .azp: authorizedParty = try string("azp", member.value)
-            case .exp: expiration = try date("exp", member.value)
-            case .nbf: notBefore = try date("nbf", member.value)
-            case .iat: issuedAt = try date("iat", member.value)
-            case .aud:
-                switch member.value {
-                case .string(let one): audience = [one]
-                case .array(let many):
-                    var list: [String] = []
-                    list.reserveCapacity(many.count)
-                    for item in many {
-                        guard case .string(let text) = item else { throw .claim("\"aud\" entries must be strings") }
-                        list.append(text)
-                    }
-                    audience = list
-                    audienceAsArray = true
-                default: throw .claim("\"aud\" must be a string or an array of strings")
-                }
-            }
+            try take(claim, member.value)
         }
         if any {
             var kept = 0
@@ -151,12 +151,73 @@ public struct JWTClaims: Sendable, Hashable {
         additional = JSONObject(uniqueMembers: rest)
     }
 
+    /// Reads a claims set straight from its JSON (a JWT's payload): the
+    /// registered claims go into their properties as they are parsed, never
+    /// into a member array, and the others into ``additional``. The same
+    /// rules as ``init(object:)`` after a strict parse; a JSON error is
+    /// `.jose.invalidJSON` and comes before any claim's type error.
+    init(json: UnsafeRawBufferPointer, limits: JSONParser.Limits) throws(TokenMintError) {
+        var claims = JWTClaims()
+        var failure: TokenMintError?
+        let rest: JSONObject?
+        do {
+            rest = try JSONParser.parseObject(json, limits: limits, recognising: { Registered(bytes: $0)?.rawValue }) { id, value in
+                guard failure == nil, let claim = Registered(rawValue: id) else { return }
+                do throws(TokenMintError) { try claims.take(claim, value) } catch { failure = error }
+            }
+        } catch {
+            throw TokenMintError(.jose.invalidJSON, "claims: \(error)", underlying: error)
+        }
+        guard let rest else { throw TokenMintError.claim("the JWT payload is not a JSON object") }
+        if let failure { throw failure }
+        claims.additional = rest
+        self = claims
+    }
+
+    /// Sets the registered claim `claim` from `value`, type-checked.
+    private mutating func take(_ claim: Registered, _ value: JSONValue) throws(TokenMintError) {
+        func string(_ name: String) throws(TokenMintError) -> String {
+            guard case .string(let text) = value else { throw .claim("\"\(name)\" must be a string") }
+            return text
+        }
+        func date(_ name: String) throws(TokenMintError) -> Int64 {
+            if let integer = value.int64Value { return integer }
+            guard let double = value.doubleValue, double.isFinite, let seconds = Int64(exactly: double.rounded(.down)) else {
+                throw .claim("\"\(name)\" must be a NumericDate (a number of seconds)")
+            }
+            return seconds
+        }
+        switch claim {
+        case .iss: issuer = try string("iss")
+        case .sub: subject = try string("sub")
+        case .jti: jwtID = try string("jti")
+        case .azp: authorizedParty = try string("azp")
+        case .exp: expiration = try date("exp")
+        case .nbf: notBefore = try date("nbf")
+        case .iat: issuedAt = try date("iat")
+        case .aud:
+            switch value {
+            case .string(let one): audiences = .one(one)
+            case .array(let many):
+                var list: [String] = []
+                list.reserveCapacity(many.count)
+                for item in many {
+                    guard case .string(let text) = item else { throw .claim("\"aud\" entries must be strings") }
+                    list.append(text)
+                }
+                audience = list
+                audienceAsArray = true
+            default: throw .claim("\"aud\" must be a string or an array of strings")
+            }
+        }
+    }
+
     /// Whether the claim `name` is present.
     public func contains(_ name: String) -> Bool {
         switch name {
         case "iss": issuer != nil
         case "sub": subject != nil
-        case "aud": audience != nil
+        case "aud": audiences != nil
         case "exp": expiration != nil
         case "nbf": notBefore != nil
         case "iat": issuedAt != nil
@@ -171,15 +232,21 @@ public struct JWTClaims: Sendable, Hashable {
         writer.beginObject()
         if let issuer { writer.member("iss", issuer) }
         if let subject { writer.member("sub", subject) }
-        if let audience {
-            if audience.count == 1 && !audienceAsArray {
-                writer.member("aud", audience[0])
-            } else {
-                writer.key("aud")
-                writer.beginArray()
-                for item in audience { writer.string(item) }
-                writer.endArray()
-            }
+        switch audiences {
+        case .none:
+            break
+        case .one(let one) where !audienceAsArray:
+            writer.member("aud", one)
+        case .one(let one):
+            writer.key("aud")
+            writer.beginArray()
+            writer.string(one)
+            writer.endArray()
+        case .many(let names):
+            writer.key("aud")
+            writer.beginArray()
+            for item in names { writer.string(item) }
+            writer.endArray()
         }
         if let expiration { writer.member("exp", expiration) }
         if let notBefore { writer.member("nbf", notBefore) }

@@ -84,11 +84,11 @@ public struct JWTValidation: Sendable {
         if let issuer, claims.issuer != issuer {
             throw TokenMintError(.jose.invalidIssuer, "iss is \(claims.issuer.map { "\"\($0)\"" } ?? "absent"), expected \"\(issuer)\"")
         }
-        if let audiences = claims.audience {
+        if claims.contains("aud") {
             guard let audience else {
                 throw TokenMintError(.jose.invalidAudience, "the token names audiences but this verifier has none configured")
             }
-            guard audiences.contains(audience) else {
+            guard claims.audienceIncludes(audience) else {
                 throw TokenMintError(.jose.invalidAudience, "aud does not contain \"\(audience)\"")
             }
         } else if let audience {

@@ -45,17 +45,8 @@ public struct JWTVerifier: Sendable {
 
     private func verifyUncached(_ token: String) throws(TokenMintError) -> VerifiedJWT {
         let jws = try verifier.verify(compact: token)
-        var parsed: JSONObject?
-        do {
-            let limits = verifier.policy.claimsLimits
-            parsed = try jws.payload.withBytes { bytes throws(TokenMintError) in try JSONParser.parseObject(bytes, limits: limits) }
-        } catch {
-            throw TokenMintError(.jose.invalidJSON, "claims: \(error)", underlying: error)
-        }
-        guard let object = parsed else { throw TokenMintError.claim("the JWT payload is not a JSON object") }
-        // The claims take the parsed members over: the object has no other owner.
-        parsed = nil
-        let claims = try JWTClaims(object: consume object)
+        let limits = verifier.policy.claimsLimits
+        let claims = try jws.payload.withBytes { bytes throws(TokenMintError) in try JWTClaims(json: bytes, limits: limits) }
         try validation.check(claims, header: jws.header)
         return VerifiedJWT(header: jws.header, claims: claims, payload: jws.payload, key: jws.key)
     }

@@ -1,3 +1,5 @@
+import TokenMintCore
+
 extension WhitelabelPay.DeviceRecord {
     /// The sealed form: `TMD2`, then each field in a fixed order — strings as
     /// a 2-byte big-endian length and UTF-8, integers as 8 bytes big-endian,
@@ -6,11 +8,14 @@ extension WhitelabelPay.DeviceRecord {
     /// length, tag or flag value is not a record. (Compact and fast: the
     /// record is opened and resealed in every minting transaction.)
     var encoded: [UInt8] {
-        var out: [UInt8] = Array("TMD2".utf8)
+        var out: [UInt8] = []
         out.reserveCapacity(128 + means.count * 40)
+        out.append(contentsOf: "TMD2".utf8)
         func string(_ s: String) {
-            let bytes = Array(s.utf8)
-            out += [UInt8(truncatingIfNeeded: bytes.count >> 8), UInt8(truncatingIfNeeded: bytes.count)] + bytes
+            let count = s.utf8.count
+            out.append(UInt8(truncatingIfNeeded: count >> 8))
+            out.append(UInt8(truncatingIfNeeded: count))
+            out.append(contentsOf: s.utf8)
         }
         func integer(_ v: Int64) {
             for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: v >> Int64(shift))) }
@@ -48,7 +53,9 @@ extension WhitelabelPay.DeviceRecord {
         func string() -> String? {
             guard let length = take(2) else { return nil }
             guard let body = take(Int(length[0]) << 8 | Int(length[1])) else { return nil }
-            return String(validating: body, as: UTF8.self)
+            let utf8 = body.assumingMemoryBound(to: UInt8.self)
+            guard StrictUTF8.firstInvalid(utf8) == nil else { return nil }
+            return String(decoding: utf8, as: UTF8.self)
         }
         func integer() -> Int64? {
             take(8).map { $0.reduce(Int64(0)) { $0 << 8 | Int64($1) } }
@@ -57,8 +64,10 @@ extension WhitelabelPay.DeviceRecord {
             guard let byte = take(1)?[0], byte <= 1 else { return nil }
             return byte == 1
         }
-        guard let magic = take(4).map(Array.init), magic == Array("TMD1".utf8) || magic == Array("TMD2".utf8),
-            let store = string(), let environment = string(), let state = string(), let hasKey = flag()
+        // "TMD1" or "TMD2".
+        guard let magic = take(4), magic[0] == 0x54, magic[1] == 0x4D, magic[2] == 0x44, magic[3] == 0x31 || magic[3] == 0x32 else { return nil }
+        let version2 = magic[3] == 0x32
+        guard let store = string(), let environment = string(), let state = string(), let hasKey = flag()
         else { return nil }
         var deviceKey: String?
         if hasKey {
@@ -75,7 +84,7 @@ extension WhitelabelPay.DeviceRecord {
             means.append(PaymentMeans(id: id, isActive: active))
         }
         var grant: (end: Int64, notAfter: Int64, lastEvent: Int64) = (0, 0, 0)
-        if magic == Array("TMD2".utf8) {
+        if version2 {
             guard let end = integer(), let notAfter = integer(), let lastEvent = integer() else { return nil }
             grant = (end, notAfter, lastEvent)
         }

@@ -621,9 +621,13 @@ public actor WhitelabelPay {
             logger.info("minted online")
         }
         let epoch = TimeArithmetic.adding(clock.now(), offset)
-        // The signature is made off the actor: concurrent mints sign on
-        // every core while the actor plans the next ones.
-        let token = await WhitelabelPay.sign(unsigned, at: epoch, with: key)
+        // With a store that groups commits, the signature is made off the
+        // actor: concurrent mints sign on every core while the actor plans
+        // the next ones. Otherwise the two executor hops would cost more
+        // than they overlap.
+        let token = store.groupsCommits
+            ? await WhitelabelPay.sign(unsigned, at: epoch, with: key)
+            : PaymentToken.sign(unsigned, at: epoch, with: key)
         try checkNotReset(since: started)
         if mint > currentTokenMint {
             currentToken = token

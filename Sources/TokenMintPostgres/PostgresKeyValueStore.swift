@@ -5,7 +5,6 @@ import TokenMintCrypto
 public import Logging
 internal import PostgresNIO
 import Foundation
-import Synchronization
 
 /// A `KeyValueStore` on a PostgreSQL server, shared by any number of
 /// processes: what a `LocalTokenIssuer` and `tokenmint serve` keep (signing
@@ -296,7 +295,7 @@ public final class PostgresKeyValueStore: KeyValueStore, @unchecked Sendable {
 
     /// Set once, by the time limit's task.
     final class Flag: Sendable {
-        private let value = Mutex(false)
+        private let value = Locked(false)
         func set() { value.withLock { $0 = true } }
         var isSet: Bool { value.withLock { $0 } }
     }

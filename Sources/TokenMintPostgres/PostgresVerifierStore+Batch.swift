@@ -3,7 +3,6 @@ import TokenMintCore
 import TokenMintPay
 import TokenMintStore
 internal import PostgresNIO
-import Synchronization
 
 /// Group commit for the ledger on PostgreSQL: the inserts of verifiers
 /// running at the same moment go to the server as one `RecordOnceBatch`
@@ -31,7 +30,7 @@ final class LedgerBatcher: Sendable {
     /// Identifiers per statement.
     static let maximumBatch = 256
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Records `identifier` once, in whichever batch takes it.
     func record(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?, store: PostgresVerifierStore) async throws(TokenMintError) -> Bool {

@@ -14,7 +14,13 @@ public protocol KeyValueStore: Sendable {
     /// (group commit). A single caller waits for nobody. `body` runs on the
     /// store's committing thread, after the bodies queued before it, whose
     /// writes it sees.
-    func groupedTransaction<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T
+    nonisolated(nonsending) func groupedTransaction<T: Sendable>(
+        _ body: @escaping @Sendable (any StoreTransaction) throws -> T
+    ) async throws -> T
+    /// Whether ``groupedTransaction(_:)`` gathers concurrent callers into
+    /// shared commits (false: it is a plain transaction, and a caller gains
+    /// nothing from overlapping its own work with other callers').
+    var groupsCommits: Bool { get }
     /// Wipes every secret, value, counter and ledger entry.
     func reset() throws(TokenMintError)
     /// Random bytes that name this store and no other (made when it was
@@ -25,8 +31,14 @@ public protocol KeyValueStore: Sendable {
 }
 
 extension KeyValueStore {
-    /// A store without group commit runs the body in a transaction of its own.
-    public func groupedTransaction<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+    /// A store without group commit runs the body in a transaction of its
+    /// own, on the caller's executor (no hop off an actor and back).
+    nonisolated(nonsending) public func groupedTransaction<T: Sendable>(
+        _ body: @escaping @Sendable (any StoreTransaction) throws -> T
+    ) async throws -> T {
         try transaction(body)
     }
+
+    /// A store without group commit does not group.
+    public var groupsCommits: Bool { false }
 }

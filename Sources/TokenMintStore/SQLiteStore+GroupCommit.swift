@@ -1,7 +1,6 @@
 package import TokenMintCore
 internal import CSQLite
 import Foundation
-import Synchronization
 
 /// The write transactions of concurrent callers waiting to be committed
 /// together (``SQLiteStore/groupedTransaction(_:_:)``), and the thread that
@@ -121,10 +120,15 @@ extension SQLiteStore {
         return try result.get()
     }
 
+    /// SQLite gathers concurrent grouped transactions into shared commits.
+    public var groupsCommits: Bool { true }
+
     /// ``KeyValueStore/groupedTransaction(_:)`` on SQLite: the body runs on
     /// the committing thread in its own savepoint of the group's transaction
     /// (one commit, one fsync, for the group); what it throws comes back as is.
-    public func groupedTransaction<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> T) async throws -> T {
+    nonisolated(nonsending) public func groupedTransaction<T: Sendable>(
+        _ body: @escaping @Sendable (any StoreTransaction) throws -> T
+    ) async throws -> T {
         let key = masterKey
         let outcome = Outcome<Result<T, any Error>>()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

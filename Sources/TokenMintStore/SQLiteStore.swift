@@ -7,7 +7,6 @@ import Glibc
 #endif
 
 import Foundation
-import Synchronization
 
 /// A SQLite store in one file: WAL journal, `synchronous=FULL` (a commit is on
 /// disk when it returns), `secure_delete` (removed secrets are overwritten),
@@ -24,7 +23,7 @@ public final class SQLiteStore: KeyValueStore, @unchecked Sendable {
     var reader: OpaquePointer?
     let readerLock = NSLock()
     /// The schemas whose tables exist in this open store (its own lock).
-    let readySchemas = Mutex<Set<String>>([])
+    let readySchemas = Locked<Set<String>>([])
     let isReadOnly: Bool
     /// Schemas of other modules created in this file since it was opened (under `lock`).
     private var preparedSchemas: Set<String> = []

@@ -118,4 +118,35 @@ struct ConcurrencyTests {
         }
         #expect(failures == 0)
     }
+
+    /// The DER form of r‖s, written in one buffer, against the plain
+    /// definition (minimal INTEGERs, a 0 byte before a set high bit) for
+    /// values with leading zero bytes and high bits in every combination.
+    @Test func signatureDERAgreesWithTheDefinition() throws {
+        func integer(_ value: [UInt8]) -> [UInt8] {
+            var bytes = Array(value.drop(while: { $0 == 0 }))
+            if bytes.isEmpty { bytes = [0] }
+            if bytes[0] & 0x80 != 0 { bytes.insert(0, at: 0) }
+            return [0x02, UInt8(bytes.count)] + bytes
+        }
+        for curve in [ECDSA.Curve.p256, .p384, .p521] {
+            let size = curve.scalarByteCount
+            for pattern in 0..<64 {
+                func scalar(_ bits: Int) -> [UInt8] {
+                    var value = [UInt8](repeating: 0x5A, count: size)
+                    let zeros = [0, 1, 2, size / 2][bits & 3]
+                    for index in 0..<zeros { value[index] = 0 }
+                    if zeros < size { value[zeros] = bits & 4 != 0 ? 0xC1 : 0x31 }
+                    if curve == .p521 { value[0] &= 0x01 }  // below the order (P-256 and P-384 orders start 0xFF)
+                    return value
+                }
+                let r = scalar(pattern), s = scalar(pattern >> 3)
+                let signature = try ECDSA.Signature(rawRepresentation: r + s, curve: curve)
+                let body = integer(r) + integer(s)
+                let expected = [0x30] + (body.count < 0x80 ? [UInt8(body.count)] : [0x81, UInt8(body.count)]) + body
+                #expect(signature.derRepresentation == expected, "\(curve) \(pattern)")
+                #expect(try ECDSA.Signature(derRepresentation: expected, curve: curve) == signature)
+            }
+        }
+    }
 }

@@ -157,6 +157,45 @@ struct FastPathTests {
         }
     }
 
+    @Test("a JWT's claims parsed straight into their fields follow every rule of the general parse")
+    func claimsParsedDirectly() throws {
+        let key = try JWK.generate(for: .HS256)
+        let signer = try JWTSigner(key: key)
+        var validation = JWTValidation()
+        validation.requiredClaims = []
+        validation.clock = { 1_000 }
+        validation.audience = "p"
+        let verifier = try JWTVerifier(key: key, validation: validation)
+        func verify(_ json: String) throws -> JWTClaims { try verifier.verify(try signer.sign(claimsJSON: Array(json.utf8))).claims }
+        // Registered claims, escaped names, order of the rest, nested values.
+        let claims = try verify(#"{"a":1,"iss":"i","sub":"s","x":{"iss":"nested","iss2":[1]},"aud":["p","q"],"exp":2000,"b":null}"#)
+        #expect(claims.issuer == "i")
+        #expect(claims.subject == "s")
+        #expect(claims.audience == ["p", "q"])
+        #expect(claims.audienceAsArray)
+        #expect(claims.expiration == 2000)
+        #expect(claims.additional.map(\.name) == ["a", "x", "b"])
+        #expect(claims == (try JWTClaims(object: try #require(try JSONParser.parse(Array(
+            #"{"a":1,"iss":"i","sub":"s","x":{"iss":"nested","iss2":[1]},"aud":["p","q"],"exp":2000,"b":null}"#.utf8)).objectValue))))
+        // A registered name repeated, plainly or escaped, is a JSON error; so is any other repeat.
+        for json in [#"{"iss":"a","iss":"b"}"#, #"{"iss":"a","iss":"b"}"#, #"{"exp":1,"exp":2}"#, #"{"a":1,"sub":"s","a":2}"#] {
+            expectJOSE(.jose.invalidJSON, "\(json)") { _ = try verify(json) }
+        }
+        // A JSON error comes before a claim's type error; a type error alone is a claim error.
+        expectJOSE(.jose.invalidJSON) { _ = try verify(#"{"iss":5,"a":1,"a":2}"#) }
+        expectJOSE(.jose.invalidClaim) { _ = try verify(#"{"iss":5}"#) }
+        expectJOSE(.jose.invalidClaim) { _ = try verify(#"{"aud":[1]}"#) }
+        expectJOSE(.jose.invalidClaim) { _ = try verify(#"[1]"#) }
+        // The member limit counts registered claims too.
+        var limited = JWSPolicy()
+        limited.claimsLimits.maximumMembers = 2
+        var noAudience = validation
+        noAudience.audience = nil
+        let strict = try JWTVerifier(key: key, validation: noAudience, policy: limited)
+        #expect(throws: Never.self) { try strict.verify(try signer.sign(claimsJSON: Array(#"{"iss":"i","a":1}"#.utf8))) }
+        expectJOSE(.jose.invalidJSON) { _ = try strict.verify(try signer.sign(claimsJSON: Array(#"{"iss":"i","sub":"s","exp":9}"#.utf8))) }
+    }
+
     @Test("claims read from a shared object leave the object as it was")
     func claimsFromSharedObject() throws {
         let object = try #require(try JSONParser.parse(Array(#"{"a":1,"iss":"i","b":[2],"exp":7,"c":null}"#.utf8)).objectValue)

@@ -85,7 +85,10 @@ enum PaySuite {
             Group(name: "Pay mint (in-memory quota)", cases: [
                 Case(implementation: .raw("libsodium Ed25519")) { CBenchRaw_ed25519_sign(&out, message, message.count, sk) == 0 },
                 Case(implementation: .tokenmint) {
-                    if (try? await memory.offlineMintedTokenCount) ?? 0 > 90_000 { try? await memory.markOnline(); try? await memory.markOffline() }
+                    if (try? await memory.getPaymentToken()) != nil { return true }
+                    // The quota is used up (once in 100,000 mints): online and offline again, then mint.
+                    try? await memory.markOnline()
+                    try? await memory.markOffline()
                     return (try? await memory.getPaymentToken()) != nil
                 },
             ], goalToRaw: 0.9),

@@ -55,13 +55,20 @@ public struct JSONParser: Sendable {
         }
     }
 
-    /// Parses `bytes` as one strict JSON value that must be an object, and
-    /// returns the object itself (nil when the value is not an object), so
-    /// that a caller who takes its members over owns their only copy.
-    package static func parseObject(_ bytes: UnsafeRawBufferPointer, limits: Limits = Limits()) throws(TokenMintError) -> JSONObject? {
+    /// Parses `bytes` as one strict JSON value that must be an object (nil
+    /// when the valid value is something else). Members whose names
+    /// `recognise` maps to a number (0–63) are handed to `take`, in order,
+    /// and kept out of the returned object, whose members are the others;
+    /// every rule holds as for ``parse(_:limits:)``, a repeated name included.
+    /// A name is recognised from its bytes after unescaping, so no `String`
+    /// is made for it: the path a JWT's registered claims take.
+    package static func parseObject(
+        _ bytes: UnsafeRawBufferPointer, limits: Limits = Limits(),
+        recognising recognise: (UnsafeBufferPointer<UInt8>) -> Int?, take: (Int, JSONValue) -> Void
+    ) throws(TokenMintError) -> JSONObject? {
         guard bytes.count <= limits.maximumBytes else { throw tooLarge(bytes.count, limits) }
         var reader = JSONReader(bytes: bytes.assumingMemoryBound(to: UInt8.self), limits: limits)
-        return try reader.parseDocumentObject()
+        return try reader.parseDocumentObject(recognise: recognise, take: take)
     }
 
     private static func tooLarge(_ count: Int, _ limits: Limits) -> TokenMintError {
@@ -112,13 +119,15 @@ private struct JSONReader {
 
     /// ``parseDocument()`` for a value that must be an object: the object, or
     /// nil when the (valid) value is something else.
-    mutating func parseDocumentObject() throws(TokenMintError) -> JSONObject? {
+    mutating func parseDocumentObject(
+        recognise: (UnsafeBufferPointer<UInt8>) -> Int?, take: (Int, JSONValue) -> Void
+    ) throws(TokenMintError) -> JSONObject? {
         skipWhitespace()
         guard index < end, bytes[index] == 0x7B else {
             _ = try parseDocument()
             return nil
         }
-        let object = try parseObjectMembers()
+        let object = try parseObjectMembers(recognise: recognise, take: take)
         skipWhitespace()
         guard index == end else {
             throw TokenMintError(.json.malformed, "unexpected \(JSONReader.describe(bytes[index])) after the JSON value", offset: index)
@@ -215,11 +224,21 @@ private struct JSONReader {
     }
 
     mutating func parseObjectMembers() throws(TokenMintError) -> JSONObject {
+        try parseObjectMembers(recognise: { _ in nil }, take: { _, _ in })
+    }
+
+    /// An object's members; those `recognise` knows go to `take` instead
+    /// (see ``JSONParser/parseObject(_:limits:recognising:take:)``).
+    mutating func parseObjectMembers(
+        recognise: (UnsafeBufferPointer<UInt8>) -> Int?, take: (Int, JSONValue) -> Void
+    ) throws(TokenMintError) -> JSONObject {
         try enterContainer()
         index += 1  // {
         var members: [JSONObject.Member] = []
         var seenNames = Set<String>()
         var seenBins: (UInt64, UInt64) = (0, 0)
+        var taken: UInt64 = 0  // bit n: a member recognised as n was read
+        var count = 0
         skipWhitespace()
         if index < end && bytes[index] == 0x7D {  // }
             index += 1
@@ -232,14 +251,30 @@ private struct JSONReader {
             guard bytes[index] == 0x22 else {
                 throw TokenMintError(.json.malformed, "unexpected \(JSONReader.describe(bytes[index])) in object, expected a member name string", offset: index)
             }
-            guard members.count < limits.maximumMembers else {
+            guard count < limits.maximumMembers else {
                 throw TokenMintError(.json.tooLarge, "object has more than maximumMembers (\(limits.maximumMembers)) members", offset: index)
             }
+            count += 1
             let nameOffset = index
-            let name = try parseString()
-            if members.isEmpty { members.reserveCapacity(8) }
-            if isDuplicate(name, in: members, seenNames: &seenNames, seenBins: &seenBins) {
-                throw TokenMintError(.json.malformed, "duplicate member name\(JSONReader.quoted(name))", offset: nameOffset)
+            let parsedName = try parseName()
+            let recognised: Int?
+            switch parsedName {
+            case .raw(let range): recognised = recognise(UnsafeBufferPointer(rebasing: bytes[range]))
+            case .decoded(let text): recognised = Array(text.utf8).withUnsafeBufferPointer(recognise)
+            }
+            var name = ""
+            if let recognised {
+                let bit = UInt64(1) << UInt64(recognised & 63)
+                if taken & bit != 0 {
+                    throw TokenMintError(.json.malformed, "duplicate member name\(JSONReader.quoted(string(parsedName)))", offset: nameOffset)
+                }
+                taken |= bit
+            } else {
+                name = string(parsedName)
+                if members.isEmpty { members.reserveCapacity(8) }
+                if isDuplicate(name, in: members, seenNames: &seenNames, seenBins: &seenBins) {
+                    throw TokenMintError(.json.malformed, "duplicate member name\(JSONReader.quoted(name))", offset: nameOffset)
+                }
             }
 
             skipWhitespace()
@@ -249,7 +284,11 @@ private struct JSONReader {
             }
             index += 1
             let value = try parseValue()
-            members.append(JSONObject.Member(name: name, value: value))
+            if let recognised {
+                take(recognised, value)
+            } else {
+                members.append(JSONObject.Member(name: name, value: value))
+            }
             more = try continues(closing: 0x7D)
         }
         depth -= 1
@@ -333,11 +372,32 @@ private struct JSONReader {
 
     // MARK: Strings
 
+    /// A string as read: the range of its bytes in the input when it holds
+    /// no escape (no `String` made yet), or the unescaped text.
+    enum ParsedString {
+        case raw(Range<Int>)
+        case decoded(String)
+    }
+
+    /// The text of a parsed string.
+    func string(_ parsed: ParsedString) -> String {
+        switch parsed {
+        case .raw(let range): String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+        case .decoded(let text): text
+        }
+    }
+
     /// Parses the string whose opening quote is at `index`.
-    ///
-    /// The fast path validates the bytes in place and makes the `String` from
-    /// them in one step; the first backslash switches to ``parseEscapedString(quote:contentStart:)``.
     mutating func parseString() throws(TokenMintError) -> String {
+        string(try parseName())
+    }
+
+    /// Parses the string whose opening quote is at `index`, leaving it in
+    /// place when it has no escape.
+    ///
+    /// The fast path validates the bytes in place; the first backslash
+    /// switches to ``parseEscapedString(quote:contentStart:)``.
+    mutating func parseName() throws(TokenMintError) -> ParsedString {
         let quote = index
         index += 1
         let contentStart = index
@@ -345,11 +405,11 @@ private struct JSONReader {
             let byte = bytes[index]
             if byte == 0x22 {  // "
                 try checkStringLength(quote: quote, contentStart: contentStart)
-                let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[contentStart..<index]), as: UTF8.self)
+                let range = contentStart..<index
                 index += 1
-                return text
+                return .raw(range)
             } else if byte == 0x5C {  // \
-                return try parseEscapedString(quote: quote, contentStart: contentStart)
+                return .decoded(try parseEscapedString(quote: quote, contentStart: contentStart))
             } else if byte < 0x20 {
                 throw TokenMintError(.json.malformed, "unescaped control character \(JSONReader.describe(byte)) in string", offset: index)
             } else if byte < 0x80 {
