@@ -1,5 +1,3 @@
-import TokenMintCore
-
 extension WhitelabelPay.DeviceRecord {
     /// The sealed form: `TMD2`, then each field in a fixed order — strings as
     /// a 2-byte big-endian length and UTF-8, integers as 8 bytes big-endian,
@@ -53,8 +51,10 @@ extension WhitelabelPay.DeviceRecord {
         func string() -> String? {
             guard let length = take(2) else { return nil }
             guard let body = take(Int(length[0]) << 8 | Int(length[1])) else { return nil }
+            // The record's strings are ASCII in practice: checked byte by byte;
+            // anything else goes through the standard library's validation.
             let utf8 = body.assumingMemoryBound(to: UInt8.self)
-            guard StrictUTF8.firstInvalid(utf8) == nil else { return nil }
+            for byte in utf8 where byte >= 0x80 { return String(validating: utf8, as: UTF8.self) }
             return String(decoding: utf8, as: UTF8.self)
         }
         func integer() -> Int64? {
