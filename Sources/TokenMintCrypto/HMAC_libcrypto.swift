@@ -1,21 +1,26 @@
 import TokenMintCore
 internal import CLibCrypto
+import Synchronization
 
 // The OpenSSL side of HMAC and HMACKey (the public API is in HMAC.swift and
 // HMACKey.swift).
 
 /// An `EVP_MAC_CTX` for HMAC with its key set, used only as a template:
 /// every tag works on a context of its own, so one key serves many threads at
-/// once. Finished contexts are kept (up to ``maximumSpares``) and re-armed with
-/// `EVP_MAC_init` without a key, which restarts from the key's inner pad
-/// state: a tag costs no duplicate, no allocation and no free. Spares hold
-/// the same keyed state as the template and are freed (cleansed) with it.
+/// once. Finished contexts are kept in four lock-free slots and re-armed
+/// with `EVP_MAC_init` without a key, which restarts from the key's inner
+/// pad state: a tag costs no duplicate, no allocation and no free, and two
+/// threads tagging with one key take different slots without waiting for
+/// each other (a lock here made two threads slower than one at 0.35 µs a
+/// tag). Spares hold the same keyed state as the template and are freed
+/// (cleansed) with it.
 final class KeyedMAC: @unchecked Sendable {
     private let template: OpaquePointer
-    private let lock = Lock()
-    private var spares: [OpaquePointer] = []
-    /// More threads than this tagging at once with one key duplicate the template.
-    static let maximumSpares = 8
+    /// A kept context's address, or 0.
+    private let spare0 = Atomic<UInt>(0)
+    private let spare1 = Atomic<UInt>(0)
+    private let spare2 = Atomic<UInt>(0)
+    private let spare3 = Atomic<UInt>(0)
 
     init(key: SecureBytes, hash: HashFunction) throws(TokenMintError) {
         guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else { throw OpenSSL.failure("EVP_MAC_fetch HMAC") }
@@ -44,13 +49,34 @@ final class KeyedMAC: @unchecked Sendable {
     deinit {
         // Freeing cleanses the key schedule.
         EVP_MAC_CTX_free(template)
-        for spare in spares { EVP_MAC_CTX_free(spare) }
+        for bits in [spare0.load(ordering: .acquiring), spare1.load(ordering: .acquiring),
+                     spare2.load(ordering: .acquiring), spare3.load(ordering: .acquiring)] {
+            if let spare = OpaquePointer(bitPattern: bits) { EVP_MAC_CTX_free(spare) }
+        }
+    }
+
+    /// A kept context, taken out of its slot; nil when every slot is empty.
+    private func takeSpare() -> OpaquePointer? {
+        var bits = spare0.exchange(0, ordering: .acquiring)
+        if bits == 0 { bits = spare1.exchange(0, ordering: .acquiring) }
+        if bits == 0 { bits = spare2.exchange(0, ordering: .acquiring) }
+        if bits == 0 { bits = spare3.exchange(0, ordering: .acquiring) }
+        return OpaquePointer(bitPattern: bits)
+    }
+
+    /// Puts `context` in an empty slot; false when all four are taken.
+    private func keep(_ context: OpaquePointer) -> Bool {
+        let bits = UInt(bitPattern: context)
+        return spare0.compareExchange(expected: 0, desired: bits, ordering: .releasing).exchanged
+            || spare1.compareExchange(expected: 0, desired: bits, ordering: .releasing).exchanged
+            || spare2.compareExchange(expected: 0, desired: bits, ordering: .releasing).exchanged
+            || spare3.compareExchange(expected: 0, desired: bits, ordering: .releasing).exchanged
     }
 
     /// Writes the tag into `out` (at least 64 bytes) and returns its length, 0 on failure.
     func tag(_ message: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) -> Int {
         let context: OpaquePointer
-        if let spare = lock.withLock({ spares.popLast() }) {
+        if let spare = takeSpare() {
             guard EVP_MAC_init(spare, nil, 0, nil) == 1 else {
                 EVP_MAC_CTX_free(spare)
                 OpenSSL.clearErrors()
@@ -69,13 +95,7 @@ final class KeyedMAC: @unchecked Sendable {
             OpenSSL.clearErrors()
             return 0
         }
-        let kept = lock.withLock { () -> Bool in
-            guard spares.count < KeyedMAC.maximumSpares else { return false }
-            if spares.capacity == 0 { spares.reserveCapacity(KeyedMAC.maximumSpares) }
-            spares.append(context)
-            return true
-        }
-        if !kept { EVP_MAC_CTX_free(context) }
+        if !keep(context) { EVP_MAC_CTX_free(context) }
         return length
     }
 }
