@@ -7,9 +7,10 @@ import Synchronization
 
 /// An `EVP_MAC_CTX` for HMAC with its key set, used only as a template:
 /// every tag works on a context of its own, so one key serves many threads at
-/// once. Finished contexts are kept in four lock-free slots and re-armed
-/// with `EVP_MAC_init` without a key, which restarts from the key's inner
-/// pad state: a tag costs no duplicate, no allocation and no free, and two
+/// once. Finished contexts are re-armed with `EVP_MAC_init` without a key,
+/// which restarts from the key's inner pad state (and overwrites the last
+/// tag's state), and kept in four lock-free slots: a tag costs no
+/// duplicate, no allocation and no free, and two
 /// threads tagging with one key take different slots without waiting for
 /// each other (a lock here made two threads slower than one at 0.35 µs a
 /// tag). Spares hold the same keyed state as the template and are freed
@@ -75,18 +76,8 @@ final class KeyedMAC: @unchecked Sendable {
 
     /// Writes the tag into `out` (at least 64 bytes) and returns its length, 0 on failure.
     func tag(_ message: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) -> Int {
-        let context: OpaquePointer
-        if let spare = takeSpare() {
-            guard EVP_MAC_init(spare, nil, 0, nil) == 1 else {
-                EVP_MAC_CTX_free(spare)
-                OpenSSL.clearErrors()
-                return 0
-            }
-            context = spare
-        } else {
-            guard let fresh = EVP_MAC_CTX_dup(template) else { return 0 }
-            context = fresh
-        }
+        // A kept context was re-armed when it was parked.
+        guard let context = takeSpare() ?? EVP_MAC_CTX_dup(template) else { return 0 }
         var length = 0
         guard EVP_MAC_update(context, message.bytes, message.count) == 1,
             EVP_MAC_final(context, out.bytes, &length, out.count) == 1
@@ -95,7 +86,14 @@ final class KeyedMAC: @unchecked Sendable {
             OpenSSL.clearErrors()
             return 0
         }
-        if !keep(context) { EVP_MAC_CTX_free(context) }
+        // Re-armed before it is parked: the outer hash's final state (the tag
+        // itself, which may be a secret: a PRF output, a PIN token) is
+        // overwritten now, not when the context is next used.
+        guard EVP_MAC_init(context, nil, 0, nil) == 1, keep(context) else {
+            EVP_MAC_CTX_free(context)
+            OpenSSL.clearErrors()
+            return length
+        }
         return length
     }
 }

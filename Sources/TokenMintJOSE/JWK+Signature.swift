@@ -44,7 +44,8 @@ extension JWK {
             }
         case .secret(let secret):
             guard let key = secret.key(for: algorithm.hash) else {
-                throw TokenMintError(.jose.signingFailed, "\(algorithm) signing failed: HMAC key too short")
+                let short = TokenMintError(.crypto.invalidKeySize, "HMAC key too short")
+                throw TokenMintError(.jose.signingFailed, "\(algorithm) signing failed: \(short.reason)", underlying: short)
             }
             return try withUnsafeTemporaryAllocation(byteCount: 64, alignment: 16) { (out) throws(TokenMintError) -> R in
                 let count = HMAC.authenticationCode(for: input, using: key, into: out)

@@ -168,7 +168,7 @@ struct FastPathTests {
         let verifier = try JWTVerifier(key: key, validation: validation)
         func verify(_ json: String) throws -> JWTClaims { try verifier.verify(try signer.sign(claimsJSON: Array(json.utf8))).claims }
         // Registered claims, escaped names, order of the rest, nested values.
-        let claims = try verify(#"{"a":1,"iss":"i","sub":"s","x":{"iss":"nested","iss2":[1]},"aud":["p","q"],"exp":2000,"b":null}"#)
+        let claims = try verify(#"{"a":1,"\u0069ss":"i","sub":"s","x":{"iss":"nested","iss2":[1]},"aud":["p","q"],"e\u0078p":2000,"b":null}"#)
         #expect(claims.issuer == "i")
         #expect(claims.subject == "s")
         #expect(claims.audience == ["p", "q"])
@@ -178,9 +178,15 @@ struct FastPathTests {
         #expect(claims == (try JWTClaims(object: try #require(try JSONParser.parse(Array(
             #"{"a":1,"iss":"i","sub":"s","x":{"iss":"nested","iss2":[1]},"aud":["p","q"],"exp":2000,"b":null}"#.utf8)).objectValue))))
         // A registered name repeated, plainly or escaped, is a JSON error; so is any other repeat.
-        for json in [#"{"iss":"a","iss":"b"}"#, #"{"iss":"a","iss":"b"}"#, #"{"exp":1,"exp":2}"#, #"{"a":1,"sub":"s","a":2}"#] {
+        for json in [#"{"iss":"a","iss":"b"}"#, #"{"iss":"a","\u0069ss":"b"}"#, #"{"\u0065xp":1,"exp":2}"#, #"{"a":1,"sub":"s","a":2}"#] {
             expectJOSE(.jose.invalidJSON, "\(json)") { _ = try verify(json) }
         }
+        // An escaped registered name alone is that claim, not an additional member.
+        let escaped = try verify(#"{"\u0069ss":"i","\u0073ub":"s","\u0061ud":"p"}"#)
+        #expect(escaped.issuer == "i")
+        #expect(escaped.subject == "s")
+        #expect(escaped.audience == ["p"])
+        #expect(escaped.additional.count == 0)
         // A JSON error comes before a claim's type error; a type error alone is a claim error.
         expectJOSE(.jose.invalidJSON) { _ = try verify(#"{"iss":5,"a":1,"a":2}"#) }
         expectJOSE(.jose.invalidClaim) { _ = try verify(#"{"iss":5}"#) }
