@@ -53,7 +53,8 @@ public enum Base64URL {
 
     private static let decodeTable: [Int8] = {
         var table = [Int8](repeating: -1, count: 256)
-        for (index, byte) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8.enumerated() {
+        let alphabet = UnsafeBufferPointer(start: encodeAlphabet.utf8Start, count: encodeAlphabet.utf8CodeUnitCount)
+        for (index, byte) in alphabet.enumerated() {
             table[Int(byte)] = Int8(index)
         }
         return table

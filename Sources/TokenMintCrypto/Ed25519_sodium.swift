@@ -43,12 +43,9 @@ extension Ed25519.PrivateKey {
     /// `crypto_sign_detached`: the 64-byte signature of `message`.
     @inline(__always)
     func sodiumSignature(for message: UnsafeRawBufferPointer) -> [UInt8] {
-        secretKey.withUnsafeBytes { sk in
-            [UInt8](unsafeUninitializedCapacity: 64) { out, initialized in
-                _ = crypto_sign_detached(
-                    UnsafeMutableRawBufferPointer(out).bytes, nil, message.bytes, UInt64(message.count), sk.bytes)
-                initialized = 64
-            }
+        [UInt8](unsafeUninitializedCapacity: 64) { out, initialized in
+            signature(for: message, into: UnsafeMutableRawPointer(out.baseAddress.unsafelyUnwrapped))
+            initialized = 64
         }
     }
 }

@@ -110,24 +110,50 @@ final class PKey: @unchecked Sendable {
         case oaep(encrypts: Bool)
     }
 
+    /// Contexts kept by kind, at most ``PKey/maximumSpares``.
+    final class SparePool: Sendable {
+        private let spares = Locked<[(kind: ContextKind, context: OpaquePointer)]>([])
+
+        /// The kept context of `kind`, taken out of the pool.
+        func take(_ kind: ContextKind) -> OpaquePointer? {
+            spares.withLock { list in list.lastIndex { $0.kind == kind }.map { list.remove(at: $0).context } }
+        }
+
+        /// Keeps `context` for the next call of `kind`; false when the pool is full.
+        func keep(_ context: OpaquePointer, _ kind: ContextKind) -> Bool {
+            spares.withLock { list in
+                guard list.count < PKey.maximumSpares else { return false }
+                list.append((kind, context))
+                return true
+            }
+        }
+
+        /// Every kept context, taken out.
+        func drain() -> [OpaquePointer] {
+            spares.withLock { list in
+                defer { list = [] }
+                return list.map(\.context)
+            }
+        }
+    }
+
     /// Digest contexts that signed or verified with this key, kept for the
     /// next call of their kind: re-initialised with no key
     /// (`EVP_DigestSignInit_ex`/`EVP_DigestVerifyInit_ex` keep the key and
     /// reset the state), they skip creating a key context and fetching the
     /// signature algorithm. Each runs with `EVP_MD_CTX_FLAG_FINALISE`, so
     /// the final step does not duplicate the key context either.
-    private let spareLock = Lock()
-    private var spares: [(kind: ContextKind, context: OpaquePointer)] = []
+    private let digestSpares = SparePool()
     /// Key contexts (`EVP_PKEY_CTX`) kept the same way: an
     /// `EVP_PKEY_encrypt`/`EVP_PKEY_decrypt` leaves its context ready for the next.
-    private var keySpares: [(kind: ContextKind, context: OpaquePointer)] = []
+    private let keySpares = SparePool()
     /// More callers than this at once with one key make fresh contexts.
     static let maximumSpares = 8
 
     init(taking pointer: OpaquePointer) { self.pointer = pointer }
     deinit {
-        for spare in spares { EVP_MD_CTX_free(spare.context) }  // each holds a reference to the key
-        for spare in keySpares { EVP_PKEY_CTX_free(spare.context) }
+        for context in digestSpares.drain() { EVP_MD_CTX_free(context) }  // each holds a reference to the key
+        for context in keySpares.drain() { EVP_PKEY_CTX_free(context) }
         EVP_PKEY_free(pointer)
     }
 
@@ -137,12 +163,8 @@ final class PKey: @unchecked Sendable {
     func withKeyContext<R>(
         _ kind: ContextKind, setUp: (OpaquePointer) -> Bool, _ body: (OpaquePointer) throws(TokenMintError) -> R
     ) throws(TokenMintError) -> R {
-        let kept = spareLock.withLock { () -> OpaquePointer? in
-            guard let index = keySpares.lastIndex(where: { $0.kind == kind }) else { return nil }
-            return keySpares.remove(at: index).context
-        }
         let context: OpaquePointer
-        if let kept {
+        if let kept = keySpares.take(kind) {
             context = kept
         } else {
             guard let fresh = EVP_PKEY_CTX_new_from_pkey(nil, pointer, nil) else { throw OpenSSL.failure("EVP_PKEY_CTX_new_from_pkey") }
@@ -157,12 +179,7 @@ final class PKey: @unchecked Sendable {
             EVP_PKEY_CTX_free(context)
             throw error
         }
-        let recycled = spareLock.withLock { () -> Bool in
-            guard keySpares.count < PKey.maximumSpares else { return false }
-            keySpares.append((kind, context))
-            return true
-        }
-        if !recycled { EVP_PKEY_CTX_free(context) }
+        if !keySpares.keep(context, kind) { EVP_PKEY_CTX_free(context) }
         return result
     }
 
@@ -172,10 +189,7 @@ final class PKey: @unchecked Sendable {
         _ kind: ContextKind?, verifies: Bool, hash: HashFunction?
     ) -> (md: OpaquePointer, pkey: OpaquePointer)? {
         var pkeyContext: OpaquePointer? = nil
-        if let kind, let spare = spareLock.withLock({ () -> OpaquePointer? in
-            guard let index = spares.lastIndex(where: { $0.kind == kind }) else { return nil }
-            return spares.remove(at: index).context
-        }) {
+        if let kind, let spare = digestSpares.take(kind) {
             let name = kind.hash.openSSLName
             let status = verifies
                 ? EVP_DigestVerifyInit_ex(spare, &pkeyContext, name, nil, nil, nil, nil)
@@ -199,14 +213,7 @@ final class PKey: @unchecked Sendable {
 
     /// Keeps `context` for the next call of `kind`, or frees it.
     private func recycle(_ context: OpaquePointer, _ kind: ContextKind?) {
-        let kept = kind.map { kind in
-            spareLock.withLock { () -> Bool in
-                guard spares.count < PKey.maximumSpares else { return false }
-                spares.append((kind, context))
-                return true
-            }
-        } ?? false
-        if !kept { EVP_MD_CTX_free(context) }
+        if !(kind.map { digestSpares.keep(context, $0) } ?? false) { EVP_MD_CTX_free(context) }
     }
 
     /// The key type name: "ED25519", "EC", "RSA", ...

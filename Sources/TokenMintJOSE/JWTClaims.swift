@@ -125,28 +125,14 @@ public struct JWTClaims: Sendable, Hashable {
     /// strings, `aud` a string or an array of strings, dates numbers
     /// (fractions are truncated to whole seconds).
     public init(object: consuming JSONObject) throws(TokenMintError) {
-        // One pass over the members: registered claims are typed; the rest
-        // stay in order, in the object's own storage when it is not shared.
+        // Registered claims are typed; the rest stay in order, in the
+        // object's own storage when it is not shared. (A JWT's payload takes
+        // the faster ``init(json:limits:)``.)
         var rest = object.takeMembers()
-        // Bit i: member i is registered (the first 64; later ones are looked up again).
-        var registered: UInt64 = 0
-        var any = false
-        for (index, member) in rest.enumerated() {
-            guard let claim = Registered(member.name) else { continue }
-            if index < 64 { registered |= 1 << UInt64(index) }
-            any = true
-            try take(claim, member.value)
+        for member in rest {
+            if let claim = Registered(member.name) { try take(claim, member.value) }
         }
-        if any {
-            var kept = 0
-            for index in rest.indices {
-                let isRegistered = index < 64 ? registered & (1 << UInt64(index)) != 0 : JWTClaims.isRegistered(rest[index].name)
-                guard !isRegistered else { continue }
-                if kept != index { rest.swapAt(kept, index) }
-                kept += 1
-            }
-            rest.removeLast(rest.count - kept)
-        }
+        rest.removeAll { JWTClaims.isRegistered($0.name) }
         // The parser has already refused duplicate names.
         additional = JSONObject(uniqueMembers: rest)
     }

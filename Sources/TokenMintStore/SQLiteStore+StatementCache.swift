@@ -9,7 +9,7 @@ internal import CSQLite
 /// it is reset (ending its read of the database) and its bindings cleared.
 /// A connection keeps at most ``limit`` statements; ``forget(_:)``
 /// finalizes them before the connection closes.
-final class StatementCache: @unchecked Sendable {
+final class StatementCache: Sendable {
     static let shared = StatementCache()
     /// Statements kept per connection.
     static let limit = 64
@@ -26,14 +26,13 @@ final class StatementCache: @unchecked Sendable {
         let pointer: OpaquePointer
     }
 
-    // A pthread mutex (TokenMintCore's Lock), which ThreadSanitizer sees;
-    // it did not see Synchronization.Mutex's futex and reported a race.
-    private let lock = Lock()
-    private var statements: [Handle: [String: Statement]] = [:]
+    // Behind TokenMintCore's pthread Lock, which ThreadSanitizer sees; it did
+    // not see Synchronization.Mutex's futex and reported a race.
+    private let statements = Locked<[Handle: [String: Statement]]>([:])
 
     /// A statement for `sql` on `db` with `parameters` bound: a cached one, or a new one.
     func take(_ db: OpaquePointer, _ sql: String, _ parameters: [SQLiteStore.Parameter]) throws(TokenMintError) -> OpaquePointer {
-        let cached = lock.withLock { statements[Handle(pointer: db)]?.removeValue(forKey: sql) }
+        let cached = statements.withLock { $0[Handle(pointer: db)]?.removeValue(forKey: sql) }
         guard let cached else { return try SQLiteStore.prepare(db, sql, parameters) }
         try SQLiteStore.bind(db, cached.pointer, parameters)
         return cached.pointer
@@ -44,11 +43,10 @@ final class StatementCache: @unchecked Sendable {
     func give(_ db: OpaquePointer, _ sql: String, _ statement: OpaquePointer) {
         sqlite3_reset(statement)
         sqlite3_clear_bindings(statement)
-        let kept = lock.withLock { () -> Bool in
-            var mine = statements[Handle(pointer: db)] ?? [:]
-            guard mine[sql] == nil, mine.count < StatementCache.limit else { return false }
-            mine[sql] = Statement(pointer: statement)
-            statements[Handle(pointer: db)] = mine
+        let kept = statements.withLock { all -> Bool in
+            let handle = Handle(pointer: db)
+            guard all[handle]?[sql] == nil, all[handle]?.count ?? 0 < StatementCache.limit else { return false }
+            all[handle, default: [:]][sql] = Statement(pointer: statement)  // in place: no copy of the connection's statements
             return true
         }
         if !kept { sqlite3_finalize(statement) }
@@ -56,7 +54,7 @@ final class StatementCache: @unchecked Sendable {
 
     /// Finalizes every statement kept for `db`, which is about to close.
     func forget(_ db: OpaquePointer) {
-        let mine = lock.withLock { statements.removeValue(forKey: Handle(pointer: db)) } ?? [:]
+        let mine = statements.withLock { $0.removeValue(forKey: Handle(pointer: db)) } ?? [:]
         for statement in mine.values { sqlite3_finalize(statement.pointer) }
     }
 }

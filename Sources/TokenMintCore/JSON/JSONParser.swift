@@ -220,11 +220,7 @@ private struct JSONReader {
     }
 
     mutating func parseObject() throws(TokenMintError) -> JSONValue {
-        .object(try parseObjectMembers())
-    }
-
-    mutating func parseObjectMembers() throws(TokenMintError) -> JSONObject {
-        try parseObjectMembers(recognise: { _ in nil }, take: { _, _ in })
+        .object(try parseObjectMembers(recognise: { _ in nil }, take: { _, _ in }))
     }
 
     /// An object's members; those `recognise` knows go to `take` instead
