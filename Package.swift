@@ -90,6 +90,11 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
+        // C glue over libcrypto where a Swift round trip per step would cost
+        // more than the step (RFC 6979 signing). No primitive lives here.
+        .target(
+            name: "CLibCryptoShims",
+            dependencies: ["CLibCrypto"]),
 
         // What every module shares: the one error type, strict JSON and UTF-8, escaping of
         // untrusted text, saturating time sums, the lock. No C, no Foundation.
@@ -98,7 +103,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "TokenMintCrypto",
-            dependencies: ["TokenMintCore", "CSodium", "CLibCrypto"],
+            dependencies: ["TokenMintCore", "CSodium", "CLibCrypto", "CLibCryptoShims"],
             swiftSettings: strictSettings),
         // ML-DSA from swift-crypto's BoringSSL (the MLDSA trait), in a module
         // of its own: BoringSSL's headers define C types OpenSSL's declare

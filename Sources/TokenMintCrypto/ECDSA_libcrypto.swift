@@ -1,5 +1,6 @@
 import TokenMintCore
 internal import CLibCrypto
+internal import CLibCryptoShims
 
 // The OpenSSL side of ECDSA: keys, curve groups and RFC 6979 signing (the
 // public API is in ECDSA.swift).
@@ -192,143 +193,21 @@ final class ECKeyPair: @unchecked Sendable {
     deinit { EC_KEY_free(ecKey) }
 
     /// RFC 6979 §3.2: k from an HMAC_DRBG keyed with the private scalar and
-    /// the message hash; then ECDSA with that k (§2.4). The HMAC is OpenSSL's
-    /// (SHA-NI where the CPU has it, 0.36 µs a step against libsodium's 0.84);
-    /// the arithmetic is OpenSSL's BIGNUM and EC_POINT calls.
+    /// the message hash; then ECDSA with that k (§2.4). One C call
+    /// (`CLibCryptoShims`) runs the DRBG's HMACs, k·G, k⁻¹ and the signature,
+    /// each by libcrypto, with the DRBG's state on its stack and cleansed.
     func deterministicSignature(digest: [UInt8], hash: HashFunction) throws(TokenMintError) -> ECDSA.Signature {
-        guard let group = EC_KEY_get0_group(ecKey), let order = EC_GROUP_get0_order(group),
-            let d = EC_KEY_get0_private_key(ecKey)
-        else { throw OpenSSL.failure("EC key has no group or private scalar") }
-        guard let bnContext = BN_CTX_secure_new() else { throw OpenSSL.failure("BN_CTX_secure_new") }
-        defer { BN_CTX_free(bnContext) }
-
-        let qlen = Int(BN_num_bits(order))
-        let rlen = (qlen + 7) / 8
-        let hlen = hash.digestSize
-        // The DRBG's HMAC, rekeyed at every step on one context (RekeyedMAC).
-        let mac = try RekeyedMAC(hash)
-
-        // x = int2octets(d); h = bits2octets(H(m)).
-        var x = [UInt8](repeating: 0, count: rlen)
-        defer { OPENSSL_cleanse(&x, x.count) }
-        guard BN_bn2binpad(d, &x, Int32(rlen)) == Int32(rlen) else { throw OpenSSL.failure("BN_bn2binpad") }
-        var h = try bits2octets(digest, order: order, qlen: qlen, rlen: rlen, context: bnContext)
-        var v = [UInt8](repeating: 0x01, count: hlen)
-        var k = [UInt8](repeating: 0x00, count: hlen)
-        // Every buffer that holds x or a DRBG value is made once, written in
-        // place and wiped at the end: no secret is left in a freed array.
-        var scratch = [UInt8](repeating: 0, count: hlen)
-        var input = [UInt8]()
-        input.reserveCapacity(hlen + 1 + 2 * rlen)
-        var t = [UInt8]()
-        t.reserveCapacity(rlen + hlen)
-        defer {
-            OPENSSL_cleanse(&h, h.count)
-            OPENSSL_cleanse(&v, v.count)
-            OPENSSL_cleanse(&k, k.count)
-            OPENSSL_cleanse(&scratch, scratch.count)
-            // The whole reserved capacity, not only the current count: a
-            // shorter last step leaves x‖h in the spare bytes.
-            ECKeyPair.wipeCapacity(&input)
-            ECKeyPair.wipeCapacity(&t)
+        let template = try HMACTemplate.forHash(hash)
+        let size = curve.scalarByteCount
+        var r = [UInt8](repeating: 0, count: size)
+        var s = [UInt8](repeating: 0, count: size)
+        let status = withExtendedLifetime(template) {
+            tokenmint_ecdsa_sign_rfc6979(ecKey, template.context, hash.digestSize, digest, digest.count, &r, &s, size)
         }
-        /// k = HMAC_k(V || separator [|| x || h]), then V = HMAC_k(V).
-        func step(_ separator: UInt8, withSeed: Bool) throws(TokenMintError) {
-            input.removeAll(keepingCapacity: true)
-            input += v
-            input.append(separator)
-            if withSeed {
-                input += x
-                input += h
-            }
-            try mac.mac(key: k, input, into: &scratch)
-            swap(&k, &scratch)
-            try mac.mac(key: k, v, into: &scratch)
-            swap(&v, &scratch)
+        switch status {
+        case 1: return try ECDSA.Signature(curve: curve, r: r, s: s)
+        case -1: throw TokenMintError(.crypto.libraryFailure, "RFC 6979: no usable nonce found")
+        default: throw OpenSSL.failure("RFC 6979 signing")
         }
-        try step(0x00, withSeed: true)
-        try step(0x01, withSeed: true)
-
-        guard let kBN = BN_secure_new(), let point = EC_POINT_new(group), let px = BN_new(), let r = BN_new() else {
-            throw OpenSSL.failure("BIGNUM allocation")
-        }
-        defer {
-            BN_clear_free(kBN)
-            EC_POINT_free(point)
-            BN_free(px)
-            BN_free(r)
-        }
-        BN_set_flags(kBN, BN_FLG_CONSTTIME)
-
-        for _ in 0..<64 {  // A retry has probability ~2^-128 per round on the supported curves.
-            t.removeAll(keepingCapacity: true)
-            while t.count * 8 < qlen {
-                try mac.mac(key: k, v, into: &scratch)
-                swap(&v, &scratch)
-                t += v
-            }
-            try bits2int(t, qlen: qlen, into: kBN)
-            if BN_is_zero(kBN) == 0, BN_cmp(kBN, order) < 0,
-                let signature = try sign(digest: digest, k: kBN, group: group, order: order, point: point,
-                                         px: px, r: r, context: bnContext)
-            {
-                return signature
-            }
-            try step(0x00, withSeed: false)
-        }
-        throw TokenMintError(.crypto.libraryFailure, "RFC 6979: no usable nonce found")
-    }
-
-    /// One ECDSA signature with nonce k, or nil when r or s came out zero
-    /// (the caller then draws the next k, as RFC 6979 §3.2 step h.3 says).
-    private func sign(
-        digest: [UInt8], k: OpaquePointer, group: OpaquePointer, order: OpaquePointer, point: OpaquePointer,
-        px: OpaquePointer, r: OpaquePointer, context: OpaquePointer
-    ) throws(TokenMintError) -> ECDSA.Signature? {
-        guard EC_POINT_mul(group, point, k, nil, nil, context) == 1,
-            EC_POINT_get_affine_coordinates(group, point, px, nil, context) == 1,
-            BN_nnmod(r, px, order, context) == 1
-        else { throw OpenSSL.failure("computing k·G") }
-        if BN_is_zero(r) == 1 { return nil }
-        guard let kInverse = BN_mod_inverse(nil, k, order, context) else { throw OpenSSL.failure("BN_mod_inverse") }
-        defer { BN_clear_free(kInverse) }
-        guard let sig = ECDSA_do_sign_ex(digest, Int32(digest.count), kInverse, r, ecKey) else {
-            OpenSSL.clearErrors()  // s = 0: OpenSSL asks for new set-up values
-            return nil
-        }
-        defer { ECDSA_SIG_free(sig) }
-        guard let sigR = ECDSA_SIG_get0_r(sig), let sigS = ECDSA_SIG_get0_s(sig),
-            let rBytes = BigNum.bytes(sigR, paddedTo: curve.scalarByteCount),
-            let sBytes = BigNum.bytes(sigS, paddedTo: curve.scalarByteCount)
-        else { throw OpenSSL.failure("ECDSA_SIG_get0") }
-        return try ECDSA.Signature(curve: curve, r: rBytes, s: sBytes)
-    }
-
-    /// Zeroes every byte `buffer` has reserved, in place (it is filled to its
-    /// capacity with zeros, which writes over the spare bytes, then emptied).
-    static func wipeCapacity(_ buffer: inout [UInt8]) {
-        buffer.append(contentsOf: repeatElement(0, count: buffer.capacity - buffer.count))
-        OPENSSL_cleanse(&buffer, buffer.count)
-        buffer.removeAll(keepingCapacity: true)
-    }
-
-    /// bits2int (RFC 6979 §2.3.2): the leftmost qlen bits of `bytes`.
-    private func bits2int(_ bytes: [UInt8], qlen: Int, into bn: OpaquePointer) throws(TokenMintError) {
-        guard BN_bin2bn(bytes, Int32(bytes.count), bn) != nil else { throw OpenSSL.failure("BN_bin2bn") }
-        let excess = bytes.count * 8 - qlen
-        if excess > 0, BN_rshift(bn, bn, Int32(excess)) != 1 { throw OpenSSL.failure("BN_rshift") }
-    }
-
-    /// bits2octets (RFC 6979 §2.3.4): int2octets(bits2int(h) mod q).
-    private func bits2octets(
-        _ digest: [UInt8], order: OpaquePointer, qlen: Int, rlen: Int, context: OpaquePointer
-    ) throws(TokenMintError) -> [UInt8] {
-        guard let z = BN_new() else { throw OpenSSL.failure("BN_new") }
-        defer { BN_clear_free(z) }
-        try bits2int(digest, qlen: qlen, into: z)
-        if BN_cmp(z, order) >= 0, BN_sub(z, z, order) != 1 { throw OpenSSL.failure("BN_sub") }
-        var out = [UInt8](repeating: 0, count: rlen)
-        guard BN_bn2binpad(z, &out, Int32(rlen)) == Int32(rlen) else { throw OpenSSL.failure("BN_bn2binpad") }
-        return out
     }
 }

@@ -98,64 +98,46 @@ final class KeyedMAC: @unchecked Sendable {
     }
 }
 
-/// An HMAC context whose key changes at every use, as RFC 6979's DRBG
-/// needs: duplicated from a prefetched, unkeyed template of its hash (no
-/// algorithm fetch per call), then `EVP_MAC_init` with each new key. One per
-/// signature; freeing it cleanses the key schedule.
-final class RekeyedMAC {
-    /// Unkeyed templates with the digest set, one per hash, made once.
-    private static let templates: [HashFunction: TemplateBox] = {
-        var result: [HashFunction: TemplateBox] = [:]
+/// Unkeyed HMAC contexts with the digest set, one per hash, for RFC 6979's
+/// DRBG, whose key changes at every step: the signer duplicates the template
+/// (no algorithm fetch per call) and rekeys the copy with `EVP_MAC_init`.
+final class HMACTemplate: @unchecked Sendable {
+    /// SHA-256/384/512, the hashes JOSE and WebAuthn sign with, made once.
+    private static let prefetched: [HashFunction: HMACTemplate] = {
+        var result: [HashFunction: HMACTemplate] = [:]
         for hash in [HashFunction.sha256, .sha384, .sha512] {
-            if let box = TemplateBox(hash) { result[hash] = box }
+            if let template = HMACTemplate(hash) { result[hash] = template }
         }
         return result
     }()
 
-    final class TemplateBox: @unchecked Sendable {
-        let context: OpaquePointer
-        init?(_ hash: HashFunction) {
-            guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else { return nil }
-            defer { EVP_MAC_free(mac) }
-            guard let context = EVP_MAC_CTX_new(mac) else { return nil }
-            var parameter = Array("digest".utf8CString)
-            var digest = Array(hash.openSSLName.utf8CString)
-            let ok = parameter.withUnsafeMutableBufferPointer { label in
-                digest.withUnsafeMutableBufferPointer { name in
-                    var params = [OSSL_PARAM_construct_utf8_string(label.baseAddress, name.baseAddress, 0), OSSL_PARAM_construct_end()]
-                    return EVP_MAC_CTX_set_params(context, &params)
-                }
-            }
-            guard ok == 1 else {
-                EVP_MAC_CTX_free(context)
-                return nil
-            }
-            self.context = context
-        }
-
-        // The prefetched templates live as long as the process; one fetched
-        // for another hash lives as long as its signature.
-        deinit { EVP_MAC_CTX_free(context) }
+    /// The template for `hash`: a prefetched one, or one fetched now for
+    /// another hash (it lives as long as its caller keeps it).
+    static func forHash(_ hash: HashFunction) throws(TokenMintError) -> HMACTemplate {
+        guard let template = prefetched[hash] ?? HMACTemplate(hash) else { throw OpenSSL.failure("HMAC-\(hash.name) context") }
+        return template
     }
 
-    private let context: OpaquePointer
+    let context: OpaquePointer
 
-    init(_ hash: HashFunction) throws(TokenMintError) {
-        // The SHA-2 hashes JOSE and WebAuthn use are prefetched; any other is fetched here.
-        guard let template = RekeyedMAC.templates[hash] ?? TemplateBox(hash), let context = EVP_MAC_CTX_dup(template.context) else {
-            throw OpenSSL.failure("HMAC-\(hash.name) context")
+    private init?(_ hash: HashFunction) {
+        guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else { return nil }
+        defer { EVP_MAC_free(mac) }
+        guard let context = EVP_MAC_CTX_new(mac) else { return nil }
+        var parameter = Array("digest".utf8CString)
+        var digest = Array(hash.openSSLName.utf8CString)
+        let ok = parameter.withUnsafeMutableBufferPointer { label in
+            digest.withUnsafeMutableBufferPointer { name in
+                var params = [OSSL_PARAM_construct_utf8_string(label.baseAddress, name.baseAddress, 0), OSSL_PARAM_construct_end()]
+                return EVP_MAC_CTX_set_params(context, &params)
+            }
+        }
+        guard ok == 1 else {
+            EVP_MAC_CTX_free(context)
+            return nil
         }
         self.context = context
     }
 
     deinit { EVP_MAC_CTX_free(context) }
-
-    /// HMAC of `data` under `key` into `out`, which holds exactly the digest size.
-    func mac(key: [UInt8], _ data: [UInt8], into out: inout [UInt8]) throws(TokenMintError) {
-        var length = 0
-        let capacity = out.count
-        guard EVP_MAC_init(context, key, key.count, nil) == 1, EVP_MAC_update(context, data, data.count) == 1,
-            EVP_MAC_final(context, &out, &length, capacity) == 1, length == capacity
-        else { throw OpenSSL.failure("HMAC for RFC 6979") }
-    }
 }

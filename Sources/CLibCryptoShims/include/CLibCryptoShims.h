@@ -1,0 +1,20 @@
+#ifndef TOKENMINT_CLIBCRYPTOSHIMS_H
+#define TOKENMINT_CLIBCRYPTOSHIMS_H
+/* Glue over OpenSSL 3.0 calls that would cost a Swift round trip per step.
+   No primitive is implemented here: every hash, MAC and group operation is
+   libcrypto's. */
+#include <stddef.h>
+#include <stdint.h>
+#include <openssl/types.h>
+
+/* RFC 6979 §3.2 deterministic ECDSA: k from an HMAC_DRBG keyed with the
+   private scalar and bits2octets(digest), then ECDSA_do_sign_ex with that k.
+   `hmac_template` is an unkeyed HMAC context with the DRBG's digest set (it
+   is duplicated, not changed, so threads may share it); `hlen` is that
+   digest's size. Writes r and s, each `scalar_len` bytes big-endian. Returns 1 on success, 0 when libcrypto failed, -1 when no
+   usable nonce came out of 64 rounds (probability about 2^-128 a round).
+   Every buffer that held the scalar or a DRBG value is cleansed. */
+int tokenmint_ecdsa_sign_rfc6979(EC_KEY *key, const EVP_MAC_CTX *hmac_template, size_t hlen,
+                                 const uint8_t *digest, size_t digest_len,
+                                 uint8_t *r, uint8_t *s, size_t scalar_len);
+#endif

@@ -1,0 +1,122 @@
+/* RFC 6979 deterministic ECDSA in one call: the DRBG's HMACs, k·G, k⁻¹ and
+   the signature, each by libcrypto, with no allocation between them but
+   OpenSSL's own. */
+#define OPENSSL_SUPPRESS_DEPRECATED 1 /* ECDSA_do_sign_ex: the only 3.0 entry point taking a caller's nonce */
+#include "CLibCryptoShims.h"
+
+#include <string.h>
+#include <openssl/bn.h>
+#include <openssl/crypto.h>
+#include <openssl/ec.h>
+#include <openssl/ecdsa.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+
+enum { MAX_SCALAR = 66, MAX_HASH = 64, MAX_T = MAX_SCALAR + MAX_HASH };
+
+/* out = HMAC_key(a ‖ [separator] ‖ b ‖ c); `out` may be `key`. */
+static int drbg_mac(EVP_MAC_CTX *ctx, uint8_t *key, size_t hlen, const uint8_t *a, size_t alen,
+                    int separator, const uint8_t *b, size_t blen, const uint8_t *c, size_t clen,
+                    uint8_t *out) {
+    uint8_t tag[MAX_HASH];
+    size_t taglen = 0;
+    uint8_t sep = (uint8_t)separator;
+    int ok = EVP_MAC_init(ctx, key, hlen, NULL) == 1 && EVP_MAC_update(ctx, a, alen) == 1 &&
+             (separator < 0 || EVP_MAC_update(ctx, &sep, 1) == 1) &&
+             (blen == 0 || EVP_MAC_update(ctx, b, blen) == 1) &&
+             (clen == 0 || EVP_MAC_update(ctx, c, clen) == 1) &&
+             EVP_MAC_final(ctx, tag, &taglen, sizeof tag) == 1 && taglen == hlen;
+    if (ok) memcpy(out, tag, hlen);
+    OPENSSL_cleanse(tag, sizeof tag);
+    return ok;
+}
+
+/* bits2int (§2.3.2): the leftmost qlen bits of `bytes`. */
+static int bits2int(BIGNUM *out, const uint8_t *bytes, size_t len, int qlen) {
+    if (BN_bin2bn(bytes, (int)len, out) == NULL) return 0;
+    int excess = (int)len * 8 - qlen;
+    return excess <= 0 || BN_rshift(out, out, excess) == 1;
+}
+
+int tokenmint_ecdsa_sign_rfc6979(EC_KEY *key, const EVP_MAC_CTX *hmac_template, size_t hlen,
+                                 const uint8_t *digest, size_t digest_len,
+                                 uint8_t *r_out, uint8_t *s_out, size_t scalar_len) {
+    const EC_GROUP *group = EC_KEY_get0_group(key);
+    const BIGNUM *order = group != NULL ? EC_GROUP_get0_order(group) : NULL;
+    const BIGNUM *d = EC_KEY_get0_private_key(key);
+    if (order == NULL || d == NULL || hlen == 0 || hlen > MAX_HASH || digest_len > 1024) return 0;
+    int qlen = BN_num_bits(order);
+    size_t rlen = (size_t)(qlen + 7) / 8;
+    if (rlen > MAX_SCALAR || scalar_len != rlen) return 0;
+
+    uint8_t x[MAX_SCALAR], h[MAX_SCALAR], v[MAX_HASH], k[MAX_HASH], t[MAX_T];
+    int result = 0;
+    EVP_MAC_CTX *mac = EVP_MAC_CTX_dup(hmac_template);
+    BN_CTX *bn = BN_CTX_secure_new();
+    EC_POINT *point = EC_POINT_new(group);
+    BIGNUM *kinv = NULL;
+    ECDSA_SIG *sig = NULL;
+    if (mac == NULL || bn == NULL || point == NULL) goto done;
+    BN_CTX_start(bn);
+    BIGNUM *kbn = BN_CTX_get(bn), *px = BN_CTX_get(bn), *r = BN_CTX_get(bn);
+    if (r == NULL) goto end;
+    BN_set_flags(kbn, BN_FLG_CONSTTIME);
+
+    /* x = int2octets(d); h = bits2octets(H(m)) = int2octets(bits2int(H(m)) mod q). */
+    if (BN_bn2binpad(d, x, (int)rlen) != (int)rlen || !bits2int(px, digest, digest_len, qlen)) goto end;
+    if (BN_cmp(px, order) >= 0 && BN_sub(px, px, order) != 1) goto end;
+    if (BN_bn2binpad(px, h, (int)rlen) != (int)rlen) goto end;
+
+    /* §3.2 b–g. */
+    memset(v, 0x01, hlen);
+    memset(k, 0x00, hlen);
+    for (int separator = 0; separator <= 1; separator++) {
+        if (!drbg_mac(mac, k, hlen, v, hlen, separator, x, rlen, h, rlen, k) ||
+            !drbg_mac(mac, k, hlen, v, hlen, -1, NULL, 0, NULL, 0, v)) goto end;
+    }
+    /* §3.2 h: draw k until it is in [1, q−1] and gives r ≠ 0 and s ≠ 0. */
+    for (int round = 0; round < 64; round++) {
+        size_t tlen = 0;
+        while (tlen * 8 < (size_t)qlen) {
+            if (!drbg_mac(mac, k, hlen, v, hlen, -1, NULL, 0, NULL, 0, v)) goto end;
+            memcpy(t + tlen, v, hlen);
+            tlen += hlen;
+        }
+        if (!bits2int(kbn, t, tlen, qlen)) goto end;
+        if (!BN_is_zero(kbn) && BN_cmp(kbn, order) < 0) {
+            if (EC_POINT_mul(group, point, kbn, NULL, NULL, bn) != 1 ||
+                EC_POINT_get_affine_coordinates(group, point, px, NULL, bn) != 1 ||
+                BN_nnmod(r, px, order, bn) != 1) goto end;
+            if (!BN_is_zero(r)) {
+                if ((kinv = BN_mod_inverse(NULL, kbn, order, bn)) == NULL) goto end;
+                sig = ECDSA_do_sign_ex(digest, (int)digest_len, kinv, r, key);
+                BN_clear_free(kinv);
+                kinv = NULL;
+                if (sig != NULL) {
+                    const BIGNUM *sr = ECDSA_SIG_get0_r(sig), *ss = ECDSA_SIG_get0_s(sig);
+                    result = BN_bn2binpad(sr, r_out, (int)rlen) == (int)rlen &&
+                             BN_bn2binpad(ss, s_out, (int)rlen) == (int)rlen;
+                    goto end;
+                }
+                ERR_clear_error(); /* s = 0: OpenSSL asks for new set-up values */
+            }
+        }
+        /* K = HMAC_K(V ‖ 0x00); V = HMAC_K(V). */
+        if (!drbg_mac(mac, k, hlen, v, hlen, 0, NULL, 0, NULL, 0, k) ||
+            !drbg_mac(mac, k, hlen, v, hlen, -1, NULL, 0, NULL, 0, v)) goto end;
+    }
+    result = -1;
+end:
+    BN_CTX_end(bn); /* a secure BN_CTX clears its numbers when it is freed */
+done:
+    ECDSA_SIG_free(sig);
+    EC_POINT_clear_free(point);
+    BN_CTX_free(bn);
+    EVP_MAC_CTX_free(mac);
+    OPENSSL_cleanse(x, sizeof x);
+    OPENSSL_cleanse(h, sizeof h);
+    OPENSSL_cleanse(v, sizeof v);
+    OPENSSL_cleanse(k, sizeof k);
+    OPENSSL_cleanse(t, sizeof t);
+    return result;
+}
