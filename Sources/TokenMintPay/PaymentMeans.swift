@@ -16,7 +16,12 @@ public struct PaymentMeans: Sendable, Hashable, Codable {
 
     /// Whether `id` is a valid payment means identifier: 1 to 64 characters of `[A-Za-z0-9-]`.
     public static func isValidID(_ id: some StringProtocol) -> Bool {
-        (1...64).contains(id.utf8.count)
-            && id.utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || $0 == UInt8(ascii: "-") }
+        isValidID(utf8: id.utf8)
+    }
+
+    /// ``isValidID(_:)`` on UTF-8 bytes.
+    static func isValidID(utf8: some Collection<UInt8>) -> Bool {
+        (1...64).contains(utf8.count)
+            && utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || $0 == UInt8(ascii: "-") }
     }
 }

@@ -38,21 +38,62 @@ public struct PaymentToken: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a token strictly; the signature may be padded or not.
     public init(parsing text: String) throws(TokenMintError) {
-        guard text.utf8.count <= 512 else { throw TokenMintError(.pay.malformedToken, "payment token longer than 512 bytes") }
-        let parts = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 4, parts[0] == "02" else {
-            throw TokenMintError(.pay.malformedToken, "a payment token is 02/<unsigned>/<epochSeconds>/<signature>")
+        self = try PaymentToken.parse(text, messagePrefix: []).token
+    }
+
+    /// Parses a token strictly, in one pass over its UTF-8, and returns with
+    /// it `messagePrefix` followed by the signed message, read from the text
+    /// itself: the counter is canonical, so those bytes are exactly
+    /// ``signedMessage``.
+    static func parse(_ text: String, messagePrefix: [UInt8]) throws(TokenMintError) -> (token: PaymentToken, message: [UInt8]) {
+        var text = text
+        return try text.withUTF8 { utf8 in PaymentToken.parse(UnsafeRawBufferPointer(utf8), messagePrefix: messagePrefix) }.get()
+    }
+
+    private static func parse(
+        _ utf8: UnsafeRawBufferPointer, messagePrefix: [UInt8]
+    ) -> Result<(token: PaymentToken, message: [UInt8]), TokenMintError> {
+        guard utf8.count <= 512 else { return .failure(TokenMintError(.pay.malformedToken, "payment token longer than 512 bytes")) }
+        // The three separators, and no fourth.
+        var slashes = (0, 0, 0)
+        var found = 0
+        for (index, byte) in utf8.enumerated() where byte == UInt8(ascii: "/") {
+            switch found {
+            case 0: slashes.0 = index
+            case 1: slashes.1 = index
+            case 2: slashes.2 = index
+            default: break
+            }
+            found += 1
         }
-        guard !parts[1].isEmpty, parts[1].utf8.count <= 256, parts[1].utf8.allSatisfy(WhitelabelPayFormat.isTokenCharacter) else {
-            throw TokenMintError(.pay.malformedToken, "the unsigned part is empty, too long or has characters outside [A-Za-z0-9._~-]")
+        guard found == 3, slashes.0 == 2, utf8[0] == UInt8(ascii: "0"), utf8[1] == UInt8(ascii: "2") else {
+            return .failure(TokenMintError(.pay.malformedToken, "a payment token is 02/<unsigned>/<epochSeconds>/<signature>"))
         }
-        let digits = parts[2].utf8
+        let unsigned = UnsafeRawBufferPointer(rebasing: utf8[(slashes.0 + 1)..<slashes.1])
+        guard !unsigned.isEmpty, unsigned.count <= 256, unsigned.allSatisfy(WhitelabelPayFormat.isTokenCharacter) else {
+            return .failure(TokenMintError(.pay.malformedToken, "the unsigned part is empty, too long or has characters outside [A-Za-z0-9._~-]"))
+        }
+        let digits = UnsafeRawBufferPointer(rebasing: utf8[(slashes.1 + 1)..<slashes.2])
+        // At most 12 digits: the sum cannot overflow.
         guard (1...12).contains(digits.count), digits.allSatisfy({ (48...57).contains($0) }),
-            digits.count == 1 || digits.first != UInt8(ascii: "0"), let epoch = Int64(parts[2])
-        else { throw TokenMintError(.pay.malformedToken, "the time is not a decimal number of seconds") }
-        guard let signature = try? Base64URL.decode(parts[3], padding: .either), signature.count == 64 else {
-            throw TokenMintError(.pay.malformedToken, "the signature is not 64 bytes of base64url")
+            digits.count == 1 || digits[0] != UInt8(ascii: "0")
+        else { return .failure(TokenMintError(.pay.malformedToken, "the time is not a decimal number of seconds")) }
+        let epoch = digits.reduce(Int64(0)) { $0 * 10 + Int64($1 - 48) }
+        // 64 bytes are 86 characters, or 88 ending "==" when padded.
+        var encoded = UnsafeRawBufferPointer(rebasing: utf8[(slashes.2 + 1)...])
+        if encoded.count == 88, encoded[86] == UInt8(ascii: "="), encoded[87] == UInt8(ascii: "=") {
+            encoded = UnsafeRawBufferPointer(rebasing: encoded[..<86])
         }
-        self.init(unsignedPart: parts[1], epochSeconds: epoch, signature: signature)
+        var decoded = false
+        let signature = [UInt8](unsafeUninitializedCapacity: 64) { out, initialized in
+            guard encoded.count == 86, Base64URL.decodePublic(encoded, into: UnsafeMutableRawBufferPointer(out)) == 64 else { return }
+            decoded = true
+            initialized = 64
+        }
+        guard decoded else { return .failure(TokenMintError(.pay.malformedToken, "the signature is not 64 bytes of base64url")) }
+        var message = messagePrefix
+        message.append(contentsOf: UnsafeRawBufferPointer(rebasing: utf8[(slashes.0 + 1)..<slashes.2]))
+        let token = PaymentToken(unsignedPart: String(decoding: unsigned, as: UTF8.self), epochSeconds: epoch, signature: signature)
+        return .success((token, message))
     }
 }

@@ -165,9 +165,16 @@ public struct PaymentTokenVerifier: Sendable {
     /// The checks that need no store: form, signature, age. Returns the
     /// token and its ledger identifier.
     func check(_ text: String, enrolment: EnrolmentToken) throws(TokenMintError) -> (VerifiedPaymentToken, [UInt8]) {
-        let token = try PaymentToken(parsing: text)
-        let message = token.signedMessage
-        guard enrolment.publicKey.isValidSignature(token.signature, for: message) else {
+        // One buffer: the device key, then the signed message, which is
+        // verified on its own and hashed with the key for the identifier.
+        let publicKey = enrolment.publicKey.rawRepresentation
+        let (token, keyAndMessage) = try PaymentToken.parse(text, messagePrefix: publicKey)
+        let verifies = token.signature.withUnsafeBytes { signature in
+            keyAndMessage.withUnsafeBytes { bytes in
+                enrolment.publicKey.isValidSignature(signature, for: UnsafeRawBufferPointer(rebasing: bytes[publicKey.count...]))
+            }
+        }
+        guard verifies else {
             throw TokenMintError(.pay.invalidSignature, "the signature does not verify with the enrolled device key")
         }
         // Token times are the sender's and options may be extreme: every sum saturates.
@@ -180,7 +187,7 @@ public struct PaymentTokenVerifier: Sendable {
         }
         // The identifier covers what was signed, so the padded and unpadded
         // spellings of one token are the same token.
-        let identifier = HashFunction.sha256.hash(Array(enrolment.publicKey.rawRepresentation) + message)
+        let identifier = HashFunction.sha256.hash(keyAndMessage)
         return (VerifiedPaymentToken(token: token, enrolment: enrolment), identifier)
     }
 
@@ -196,23 +203,40 @@ public struct PaymentTokenVerifier: Sendable {
     /// and must be `off.<meansId>.<counter>.<nonce>` with the counter in its
     /// one canonical form (decimal, no sign, no leading zero, 1 or more);
     /// a label that is `off` in another case is refused; anything else is online.
+    /// `unsigned` is a parsed token's part, so ASCII token characters: it is
+    /// read as bytes.
     static func kind(of unsigned: String) throws(TokenMintError) -> Kind {
-        let parts = unsigned.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts[0] == "off" else {
-            if parts[0].lowercased() == "off" { throw TokenMintError(.pay.malformedToken, "the offline label is \"off\", in lower case") }
-            return .online
+        var unsigned = unsigned
+        return try unsigned.withUTF8 { utf8 in kind(of: UnsafeRawBufferPointer(utf8)) }.get()
+    }
+
+    private static func kind(of utf8: UnsafeRawBufferPointer) -> Result<Kind, TokenMintError> {
+        let label = utf8.firstIndex(of: UInt8(ascii: ".")) ?? utf8.count
+        // "off" in any case (ASCII: no other character lower-cases to o or f).
+        guard label == 3, utf8[0] | 0x20 == UInt8(ascii: "o"), utf8[1] | 0x20 == UInt8(ascii: "f"), utf8[2] | 0x20 == UInt8(ascii: "f") else {
+            return .success(.online)
         }
-        guard parts.count == 4, PaymentMeans.isValidID(parts[1]), let counter = canonicalCounter(parts[2]),
-            (1...64).contains(parts[3].utf8.count), parts[3].utf8.allSatisfy(Self.isBase64URLCharacter)
-        else { throw TokenMintError(.pay.malformedToken, "an offline token is off.<meansId>.<counter>.<nonce>, the counter a decimal number without leading zeros") }
-        return .offline(counter: counter)
+        guard utf8[0] == UInt8(ascii: "o"), utf8[1] == UInt8(ascii: "f"), utf8[2] == UInt8(ascii: "f") else {
+            return .failure(TokenMintError(.pay.malformedToken, "the offline label is \"off\", in lower case"))
+        }
+        let malformed = TokenMintError(.pay.malformedToken, "an offline token is off.<meansId>.<counter>.<nonce>, the counter a decimal number without leading zeros")
+        let fields = UnsafeRawBufferPointer(rebasing: utf8[min(4, utf8.count)...])
+        guard label < utf8.count, let second = fields.firstIndex(of: UInt8(ascii: ".")) else { return .failure(malformed) }
+        let means = UnsafeRawBufferPointer(rebasing: fields[..<second])
+        let rest = UnsafeRawBufferPointer(rebasing: fields[(second + 1)...])
+        guard let third = rest.firstIndex(of: UInt8(ascii: ".")) else { return .failure(malformed) }
+        let nonce = UnsafeRawBufferPointer(rebasing: rest[(third + 1)...])
+        guard PaymentMeans.isValidID(utf8: means), let counter = canonicalCounter(UnsafeRawBufferPointer(rebasing: rest[..<third])),
+            (1...64).contains(nonce.count), nonce.allSatisfy(Self.isBase64URLCharacter)
+        else { return .failure(malformed) }
+        return .success(.offline(counter: counter))
     }
 
     /// A counter in its one canonical form: 1 to 18 decimal digits, no sign, no leading zero, not 0.
-    static func canonicalCounter(_ text: Substring) -> Int64? {
-        let digits = text.utf8
-        guard (1...18).contains(digits.count), digits.first != UInt8(ascii: "0"), digits.allSatisfy({ (48...57).contains($0) }) else { return nil }
-        return Int64(text)
+    static func canonicalCounter(_ digits: UnsafeRawBufferPointer) -> Int64? {
+        guard (1...18).contains(digits.count), digits[0] != UInt8(ascii: "0"), digits.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        // At most 18 digits: the sum cannot overflow.
+        return digits.reduce(Int64(0)) { $0 * 10 + Int64($1 - 48) }
     }
 
     static func isBase64URLCharacter(_ byte: UInt8) -> Bool {
@@ -221,8 +245,16 @@ public struct PaymentTokenVerifier: Sendable {
 
     /// The slot a token uses up: one offline counter value or one issued
     /// part, of one device key.
-    static func slot(_ enrolment: EnrolmentToken, _ kind: String, _ value: String) -> [UInt8] {
-        HashFunction.sha256.hash(Array("tokenmint.pay.slot.v1\u{0}".utf8) + Array(enrolment.publicKey.rawRepresentation)
-                                 + Array("\(kind)\u{0}\(value)".utf8))
+    static func slot(_ enrolment: EnrolmentToken, _ kind: StaticString, _ value: String) -> [UInt8] {
+        let label: StaticString = "tokenmint.pay.slot.v1\0"
+        let key = enrolment.publicKey.rawRepresentation
+        var input = [UInt8]()
+        input.reserveCapacity(label.utf8CodeUnitCount + key.count + kind.utf8CodeUnitCount + 1 + value.utf8.count)
+        input.append(contentsOf: UnsafeBufferPointer(start: label.utf8Start, count: label.utf8CodeUnitCount))
+        input += key
+        input.append(contentsOf: UnsafeBufferPointer(start: kind.utf8Start, count: kind.utf8CodeUnitCount))
+        input.append(0)
+        input += value.utf8
+        return HashFunction.sha256.hash(input)
     }
 }
