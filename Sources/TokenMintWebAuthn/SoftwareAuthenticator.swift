@@ -167,8 +167,10 @@ public actor SoftwareAuthenticator {
     nonisolated public let minimumPINLength: Int
     /// The RP IDs the minPinLength extension reports to; others get no output.
     public let minPinLengthRPIDs: Set<String>
-    let confirmPresence: @Sendable (Request) async -> Bool
-    let verifyUser: @Sendable (Request) async -> Bool
+    /// nil: presence is always confirmed, with no call (and no hop off the actor).
+    let confirmPresence: (@Sendable (Request) async -> Bool)?
+    /// nil: built-in verification always succeeds, with no call.
+    let verifyUser: (@Sendable (Request) async -> Bool)?
     private var pending: [(id: [UInt8], hash: [UInt8])] = []
     /// Signing keys already opened (each open costs a key derivation); the
     /// counters are never cached.
@@ -191,13 +193,15 @@ public actor SoftwareAuthenticator {
     private var generation = 0
 
     /// A session over `store`. BE and BS are fixed for the authenticator's life.
+    /// `confirmPresence` and `verifyUser` ask the user; without them every
+    /// request is confirmed (a test or headless authenticator).
     public init(
         store: any KeyValueStore, aaguid: [UInt8] = [UInt8](repeating: 0, count: 16), supportsUserVerification: Bool = false,
         backupEligible: Bool = false, backupState: Bool = false, signCountPolicy: SignCountPolicy = .perCredential,
         maximumResidentCredentials: Int = SoftwareAuthenticator.defaultMaximumResidentCredentials,
         minimumPINLength: Int = 4, minPinLengthRPIDs: Set<String> = [],
-        confirmPresence: @escaping @Sendable (Request) async -> Bool = { _ in true },
-        verifyUser: @escaping @Sendable (Request) async -> Bool = { _ in true }
+        confirmPresence: (@Sendable (Request) async -> Bool)? = nil,
+        verifyUser: (@Sendable (Request) async -> Bool)? = nil
     ) throws(TokenMintError) {
         guard aaguid.count == 16 else { throw TokenMintError(.webAuthn.invalidParameter, "an AAGUID is 16 bytes") }
         guard backupEligible || !backupState else { throw TokenMintError(.webAuthn.invalidParameter, "BS needs BE") }
@@ -344,11 +348,12 @@ public actor SoftwareAuthenticator {
 
     /// Asks the user through `callback`; a cancelled task (CTAPHID CANCEL)
     /// counts as a refusal, so nothing is stored for it.
-    private func askUser(_ callback: @Sendable (Request) async -> Bool, _ request: Request) async -> Bool {
+    private func askUser(_ callback: (@Sendable (Request) async -> Bool)?, _ request: Request) async -> Bool {
         let observer = userInteractionObserver
         observer?(true)
         defer { observer?(false) }
-        let answer = await callback(request)
+        // Without a callback the answer is yes, on the actor: no hop off it.
+        let answer = if let callback { await callback(request) } else { true }
         return answer && !Task.isCancelled
     }
 

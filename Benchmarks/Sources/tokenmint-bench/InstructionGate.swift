@@ -15,7 +15,7 @@ enum InstructionGate {
         "HMAC-SHA-256", "HMAC-SHA-256 verify",
         "JWT EdDSA mint", "JWT EdDSA verify", "JWT ES256 mint", "JWT ES256 verify", "JWT HS256 mint", "JWT HS256 verify",
         "JWT RS256 verify", "Pay mint (in-memory quota)", "Pay verify (no ledger)",
-        "FIDO2 ES256 getAssertion (memory)", "FIDO2 ES256 RP verify",
+        "FIDO2 ES256 getAssertion (memory)", "FIDO2 EdDSA getAssertion (memory)", "FIDO2 ES256 RP verify",
     ]
     static let aztecPrefix = "Aztec payment token"
 
