@@ -50,32 +50,39 @@ enum AztecLayout {
     static func readModeMessage(size: Int, compact: Bool, isDark: (Int, Int) -> Bool) -> ModeMessage? {
         let center = size / 2
         let count = compact ? 28 : 40
-        var bits = [Bool](repeating: false, count: count)
+        // The message's bits, first read in the highest place: no array.
+        var word: UInt64 = 0
+        func read(_ index: Int, _ dark: Bool) {
+            if dark { word |= 1 << UInt64(count - 1 - index) }
+        }
         if compact {
             for i in 0..<7 {
                 let offset = center - 3 + i
-                bits[i] = isDark(center - 5, offset)
-                bits[i + 7] = isDark(offset, center + 5)
-                bits[20 - i] = isDark(center + 5, offset)
-                bits[27 - i] = isDark(offset, center - 5)
+                read(i, isDark(center - 5, offset))
+                read(i + 7, isDark(offset, center + 5))
+                read(20 - i, isDark(center + 5, offset))
+                read(27 - i, isDark(offset, center - 5))
             }
         } else {
             for i in 0..<10 {
                 let offset = center - 5 + i + i / 5
-                bits[i] = isDark(center - 7, offset)
-                bits[i + 10] = isDark(offset, center + 7)
-                bits[29 - i] = isDark(center + 7, offset)
-                bits[39 - i] = isDark(offset, center - 7)
+                read(i, isDark(center - 7, offset))
+                read(i + 10, isDark(offset, center + 7))
+                read(29 - i, isDark(center + 7, offset))
+                read(39 - i, isDark(offset, center - 7))
             }
         }
-        var nibbles: [UInt8] = []
-        for start in stride(from: 0, to: count, by: 4) {
-            nibbles.append(bits[start..<start + 4].reduce(0) { $0 << 1 | ($1 ? 1 : 0) })
-        }
+        let nibbleCount = count / 4
         let dataNibbles = compact ? 2 : 4
-        let check = GF16.reedSolomonCheck(Array(nibbles[0..<dataNibbles]), count: nibbles.count - dataNibbles)
-        guard check == Array(nibbles[dataNibbles...]) else { return nil }
-        let value = nibbles[0..<dataNibbles].reduce(0) { $0 << 4 | Int($1) }
+        let valid = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 10) { nibbles -> Bool in
+            for k in 0..<nibbleCount {
+                nibbles[k] = UInt8(truncatingIfNeeded: word >> UInt64(4 * (nibbleCount - 1 - k))) & 0x0F
+            }
+            return GF16.isCodeword(UnsafeBufferPointer(rebasing: nibbles[0..<nibbleCount]), dataCount: dataNibbles,
+                                   generator: compact ? GF16.compactModeGenerator : GF16.fullModeGenerator)
+        }
+        guard valid else { return nil }
+        let value = Int(word >> UInt64(count - 4 * dataNibbles))
         if compact {
             return ModeMessage(layers: (value >> 6) + 1, dataCodewords: (value & 0x3f) + 1)
         }
@@ -107,9 +114,9 @@ enum GF16 {
         return exp[(log[Int(a)] + log[Int(b)]) % 15]
     }
 
-    /// The `count` Reed–Solomon check symbols of `data`, generator roots α¹…αⁿ.
-    static func reedSolomonCheck(_ data: [UInt8], count: Int) -> [UInt8] {
-        // g(x) = Π (x − αⁱ), i = 1…count; coefficients highest degree first.
+    /// The Reed–Solomon generator g(x) = Π (x − αⁱ), i = 1…count,
+    /// coefficients highest degree first.
+    static func generator(count: Int) -> [UInt8] {
         var generator: [UInt8] = [1]
         for i in 1...count {
             var next = [UInt8](repeating: 0, count: generator.count + 1)
@@ -119,14 +126,28 @@ enum GF16 {
             }
             generator = next
         }
-        var remainder = data + [UInt8](repeating: 0, count: count)
-        for i in 0..<data.count {
-            let factor = remainder[i]
-            guard factor != 0 else { continue }
-            for (j, coefficient) in generator.enumerated() {
-                remainder[i + j] ^= multiply(coefficient, factor)
+        return generator
+    }
+
+    /// The mode messages' generators: 5 check nibbles compact, 6 full-range.
+    static let compactModeGenerator = generator(count: 5)
+    static let fullModeGenerator = generator(count: 6)
+
+    /// Whether `word` (at most 16 symbols) is its first `dataCount` symbols
+    /// followed by their check symbols under `generator`; nothing allocated.
+    static func isCodeword(_ word: UnsafeBufferPointer<UInt8>, dataCount: Int, generator: [UInt8]) -> Bool {
+        guard word.count <= 16, generator.count == word.count - dataCount + 1 else { return false }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { remainder -> Bool in
+            for i in 0..<word.count { remainder[i] = i < dataCount ? word[i] : 0 }
+            for i in 0..<dataCount {
+                let factor = remainder[i]
+                guard factor != 0 else { continue }
+                for (j, coefficient) in generator.enumerated() {
+                    remainder[i + j] ^= multiply(coefficient, factor)
+                }
             }
+            for i in dataCount..<word.count where remainder[i] != word[i] { return false }
+            return true
         }
-        return Array(remainder[data.count...])
     }
 }
