@@ -134,13 +134,34 @@ public struct JWE: Sendable {
     }
 
     private init(compact text: String) throws(TokenMintError) {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 5 else { throw .malformed("a compact JWE has 5 segments, this has \(parts.count)") }
+        // One pass over the bytes: the four dots, then each segment decoded
+        // where it lies (no Character walk, no copy of the ciphertext).
+        var text = text
+        let (protected, encryptedKey, iv, ciphertext, tag) = try text.withUTF8Bytes {
+            (utf8) throws(TokenMintError) -> (String, [UInt8], [UInt8], [UInt8], [UInt8]) in
+            var dots = (0, 0, 0, 0)
+            var count = 0
+            for (index, byte) in utf8.enumerated() where byte == UInt8(ascii: ".") {
+                switch count {
+                case 0: dots.0 = index
+                case 1: dots.1 = index
+                case 2: dots.2 = index
+                case 3: dots.3 = index
+                default: break
+                }
+                count += 1
+            }
+            guard count == 4 else { throw .malformed("a compact JWE has 5 segments, this has \(count + 1)") }
+            func segment(_ range: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: utf8[range]) }
+            return (String(decoding: segment(0..<dots.0), as: UTF8.self),
+                    try B64.decode(segment((dots.0 + 1)..<dots.1), "the encrypted key"),
+                    try B64.decode(segment((dots.1 + 1)..<dots.2), "the IV"),
+                    try B64.decode(segment((dots.2 + 1)..<dots.3), "the ciphertext"),
+                    try B64.decode(segment((dots.3 + 1)..<utf8.count), "the tag"))
+        }
         try self.init(
-            protectedSegment: String(parts[0]), sharedHeader: nil,
-            recipients: [Recipient(header: nil, encryptedKey: try B64.decodePublic(parts[1], "the encrypted key"))],
-            iv: try B64.decodePublic(parts[2], "the IV"), ciphertext: try B64.decodePublic(parts[3], "the ciphertext"),
-            tag: try B64.decodePublic(parts[4], "the tag"), additionalDataSegment: nil)
+            protectedSegment: protected, sharedHeader: nil, recipients: [Recipient(header: nil, encryptedKey: encryptedKey)],
+            iv: iv, ciphertext: ciphertext, tag: tag, additionalDataSegment: nil)
     }
 
     private init(json text: String, maximumBytes: Int) throws(TokenMintError) {

@@ -177,6 +177,31 @@ struct JWETests {
         }
     }
 
+    @Test("The compact form is read from its bytes: five segments exactly, each segment's bad base64url named, a split character next to a dot refused")
+    func compactSegments() throws {
+        let key = try JWK(object: ["kty": "oct", "k": .string(b64(SecureRandom.bytes(count: 32)))])
+        let compact = try JWE.encrypt(Array("hello".utf8), key: key, algorithm: .dir, encryption: .A256GCM).compactSerialization
+        #expect(try JWE(parsing: compact).decrypt(using: key).plaintext.unsafeCopy == Array("hello".utf8))
+        let parts = compact.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        for text in [parts[0..<4].joined(separator: "."), compact + ".", compact + ".x"] {
+            expectJOSE(.jose.malformed) { _ = try JWE(parsing: text) }
+        }
+        for (index, name) in [(2, "IV"), (3, "ciphertext"), (4, "tag")] {
+            var broken = parts
+            broken[index] += "*"
+            do throws(TokenMintError) {
+                _ = try JWE(parsing: broken.joined(separator: "."))
+                Issue.record("a bad \(name) was accepted")
+            } catch {
+                #expect(error.code == .jose.invalidBase64URL && error.reason.contains(name), "\(error)")
+            }
+        }
+        // A combining mark after a dot: one Character, but still a dot byte; the segment after it is not base64url.
+        var combined = parts
+        combined[2] = "\u{301}" + combined[2]
+        expectJOSE(.jose.invalidBase64URL) { _ = try JWE(parsing: combined.joined(separator: ".")) }
+    }
+
     @Test("Several recipients in the general serialization, with unprotected headers and aad; each key opens its own entry")
     func multipleRecipients() throws {
         let all = try Self.keys()
