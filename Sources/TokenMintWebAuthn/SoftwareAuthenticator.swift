@@ -172,9 +172,9 @@ public actor SoftwareAuthenticator {
     /// nil: built-in verification always succeeds, with no call.
     let verifyUser: (@Sendable (Request) async -> Bool)?
     private var pending: [(id: [UInt8], hash: [UInt8])] = []
-    /// Signing keys already opened (each open costs a key derivation); the
-    /// counters are never cached.
-    private var signers: [[UInt8]: Signer] = [:]
+    /// Signing keys already opened (each open costs a key derivation), with
+    /// their counter's store name; the counters themselves are never cached.
+    private var signers: [[UInt8]: (signer: Signer, countName: String)] = [:]
 
     enum Signer {
         case ed25519(Ed25519.PrivateKey)
@@ -638,16 +638,17 @@ public actor SoftwareAuthenticator {
         let requested = lastExtensions
         let alwaysZero = signCountPolicy == .alwaysZero
         let started = generation
+        let countName = cached?.countName ?? SoftwareAuthenticator.name("count", id)
         let (seed, counter) = try await groupedStoreCall { tx -> (SecureBytes?, Int64) in
             let seed = cached == nil ? try tx.secret(SoftwareAuthenticator.name("key", id)) : nil
-            let counter = alwaysZero ? 0 : try tx.increment(SoftwareAuthenticator.name("count", id), by: 1)
+            let counter = alwaysZero ? 0 : try tx.increment(countName, by: 1)
             return (seed, counter)
         }
         guard generation == started else { throw TokenMintError(.webAuthn.invalidCredential, "the authenticator was reset during the assertion") }
         guard counter <= Int64(UInt32.max) else { throw TokenMintError(.webAuthn.invalidCredential, "the signature counter is exhausted") }
         let signer: Signer
         if let cached {
-            signer = cached
+            signer = cached.signer
         } else {
             guard let seed else { throw TokenMintError(.webAuthn.invalidCredential, "the credential key is missing") }
             do {
@@ -655,7 +656,7 @@ public actor SoftwareAuthenticator {
                     ? .ed25519(try Ed25519.PrivateKey(rawRepresentation: seed))
                     : .ecdsa(try ECDSA.PrivateKey(rawRepresentation: seed, curve: .p256))
             } catch { throw TokenMintError(.webAuthn.other, "the credential key does not open", underlying: error) }
-            signers[id] = signer
+            signers[id] = (signer, countName)
         }
         let extensions = try assertionExtensions(requested, id: id, record: record, verified: flags.contains(.userVerified))
         let authData = AuthenticatorData(rpIDHash: rpIDHash(rpID), flags: allFlags, signCount: UInt32(counter), extensions: extensions.outputs.cbor)
