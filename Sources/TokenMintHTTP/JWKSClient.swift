@@ -10,7 +10,9 @@ import NIOHTTP1
 /// verify its tokens: cached as its Cache-Control says (bounded both ways),
 /// revalidated with its ETag, fetched again for an unknown `kid` at most
 /// once per ``Options/minimumRefreshInterval``, and kept when the issuer
-/// fails (the last good set serves until it answers again). A set larger
+/// fails: the last good set serves until it answers again, for at most
+/// ``Options/maximumStaleness`` past the set's own lifetime, then it is
+/// dropped and verification fails until the issuer answers. A set larger
 /// than the limits, or not a JWK Set, is refused and the last good one kept.
 /// Concurrent callers share one fetch. A published key set never verifies
 /// HMAC tokens: `oct` keys in it are dropped and HS* algorithms refused.
@@ -35,6 +37,10 @@ public actor JWKSClient {
         public var maximumLifetime: Duration = .seconds(86_400)
         /// How long a fetch may take.
         public var timeout: Duration = .seconds(10)
+        /// How long past its lifetime the last good set may serve while the
+        /// issuer fails (keys the issuer has revoked meanwhile stay trusted
+        /// that long, at most).
+        public var maximumStaleness: Duration = .seconds(86_400)
         /// The defaults.
         public init() {}
     }
@@ -46,6 +52,9 @@ public actor JWKSClient {
     private var cached: JWKSet?
     private var entityTag: String?
     private var freshUntil = ContinuousClock.now
+    /// Past this the cached set no longer serves, even while the issuer fails:
+    /// its lifetime at the last answer plus ``Options/maximumStaleness``.
+    private var usableUntil = ContinuousClock.now
     private var lastAttempt: ContinuousClock.Instant?
     /// The fetch under way, which every caller that needs the set awaits.
     private var inFlight: Task<Fetched, any Error>?
@@ -56,7 +65,8 @@ public actor JWKSClient {
     public init(url: String, client: HTTPClient = .tokenMint, options: Options = Options()) throws(TokenMintError) {
         try Self.checkAddress(url)
         guard options.maximumBytes > 0, options.maximumKeys > 0, options.minimumRefreshInterval > .zero,
-            options.timeout > .zero, options.defaultLifetime >= .zero, options.maximumLifetime >= options.minimumRefreshInterval
+            options.timeout > .zero, options.defaultLifetime >= .zero, options.maximumLifetime >= options.minimumRefreshInterval,
+            options.maximumStaleness >= .zero
         else { throw TokenMintError(.jose.invalidConfiguration, "JWKS client options out of range") }
         self.url = url
         self.client = client
@@ -123,8 +133,17 @@ public actor JWKSClient {
     /// The current set: the cached one while fresh, else fetched (or
     /// revalidated) now; the last good set when the issuer fails.
     public func keySet() async throws(TokenMintError) -> JWKSet {
-        if let cached, ContinuousClock.now < freshUntil { return cached }
+        let now = ContinuousClock.now
+        if let cached, now < freshUntil, now < usableUntil { return cached }
         return try await refresh()
+    }
+
+    /// The last good set while it may still serve; past its bound it is dropped.
+    private func lastGood(at now: ContinuousClock.Instant) -> JWKSet? {
+        guard cached != nil, now >= usableUntil else { return cached }
+        cached = nil
+        entityTag = nil
+        return nil
     }
 
     /// The key for a token with `algorithm` and `keyID`. An unknown `kid`
@@ -170,7 +189,7 @@ public actor JWKSClient {
         if let running = inFlight { return try await settle(running) }
         let now = ContinuousClock.now
         if let lastAttempt, now < lastAttempt + options.minimumRefreshInterval {
-            if let cached { return cached }
+            if let cached = lastGood(at: now) { return cached }
             throw TokenMintError(.jose.keySetUnavailable, "the key set at \(SafeText.escaped(url)) was not available a moment ago; not asking again yet")
         }
         lastAttempt = now
@@ -191,14 +210,16 @@ public actor JWKSClient {
                 cached = set
                 entityTag = tag
                 freshUntil = ContinuousClock.now + lifetime
+                usableUntil = freshUntil + options.maximumStaleness
             case .success(.notModified(let lifetime)):
                 freshUntil = ContinuousClock.now + lifetime
+                usableUntil = freshUntil + options.maximumStaleness
             case .failure:
                 // The last good set serves on; the next attempt waits the minimum interval.
                 freshUntil = ContinuousClock.now + options.minimumRefreshInterval
             }
         }
-        if let cached { return cached }  // the new set, or the last good one
+        if let cached = lastGood(at: ContinuousClock.now) { return cached }  // the new set, or the last good one
         switch outcome {
         case .failure(let error as TokenMintError): throw error
         case .failure(let error): throw TokenMintError(.jose.keySetUnavailable, "the key set at \(SafeText.escaped(url)): \(error)", underlying: error)

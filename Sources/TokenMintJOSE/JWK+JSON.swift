@@ -253,19 +253,24 @@ extension JWK {
 }
 
 extension JWK {
-    /// Reads a PEM key: PKCS#8, SEC1 or PKCS#1 private keys, SPKI or PKCS#1 public keys.
+    /// Reads a PEM key: PKCS#8, SEC1 or PKCS#1 private keys, SPKI or PKCS#1
+    /// public keys. Without `algorithm`, an Ed25519 or Ed448 key takes `EdDSA`
+    /// and its fully-specified name (RFC 9864), an EC key the algorithm of
+    /// its curve, an RSA key RS256.
     public init(pem: String, keyID: String? = nil, algorithm: JWSAlgorithm? = nil) throws(TokenMintError) {
         let trimmed = pem.trimmingWhitespace
         let isPrivate = trimmed.hasPrefix("-----BEGIN PRIVATE KEY-----") || trimmed.hasPrefix("-----BEGIN EC PRIVATE KEY-----")
             || trimmed.hasPrefix("-----BEGIN RSA PRIVATE KEY-----")
         // Ed25519, Ed448, then EC, then RSA: each parser refuses the others' keys.
+        // An Edwards key without `algorithm` is bound to its curve, not to one
+        // of its names: it takes EdDSA and its RFC 9864 name, as a JWK without `alg` does.
         let edwards: JWK? = isPrivate
-            ? (try? Ed25519.PrivateKey(pemRepresentation: trimmed)).map { JWK($0, keyID: keyID, algorithm: algorithm ?? .EdDSA) }
-            : (try? Ed25519.PublicKey(pemRepresentation: trimmed)).map { JWK($0, keyID: keyID, algorithm: algorithm ?? .EdDSA) }
+            ? (try? Ed25519.PrivateKey(pemRepresentation: trimmed)).map { JWK($0, keyID: keyID, algorithm: algorithm) }
+            : (try? Ed25519.PublicKey(pemRepresentation: trimmed)).map { JWK($0, keyID: keyID, algorithm: algorithm) }
         if let edwards { self = edwards; return }
         let ed448: JWK? = isPrivate
-            ? (try? Ed448.PrivateKey(pemRepresentation: trimmed)).map { JWK($0, keyID: keyID, algorithm: algorithm ?? .Ed448) }
-            : (try? Ed448.PublicKey(pemRepresentation: trimmed)).map { JWK($0, keyID: keyID, algorithm: algorithm ?? .Ed448) }
+            ? (try? Ed448.PrivateKey(pemRepresentation: trimmed)).map { JWK($0, keyID: keyID, algorithm: algorithm) }
+            : (try? Ed448.PublicKey(pemRepresentation: trimmed)).map { JWK($0, keyID: keyID, algorithm: algorithm) }
         if let ed448 { self = ed448; return }
         if isPrivate, let key = try? ECDSA.PrivateKey(pemRepresentation: trimmed) { self = try JWK(key, keyID: keyID, algorithm: algorithm); return }
         if !isPrivate, let key = try? ECDSA.PublicKey(pemRepresentation: trimmed) { self = try JWK(key, keyID: keyID, algorithm: algorithm); return }

@@ -7,6 +7,8 @@ import TokenMintVectors
 enum LoadedKey {
     case ed25519Private(Ed25519.PrivateKey)
     case ed25519Public(Ed25519.PublicKey)
+    case ed448Private(Ed448.PrivateKey)
+    case ed448Public(Ed448.PublicKey)
     case ecPrivate(ECDSA.PrivateKey)
     case ecPublic(ECDSA.PublicKey)
     case rsaPrivate(RSA.PrivateKey)
@@ -27,11 +29,13 @@ enum LoadedKey {
         var lastError: (any Error)?
         let kinds: [() throws -> LoadedKey] = [
             { .ed25519Private(try Ed25519.PrivateKey(pemRepresentation: text)) },
+            { .ed448Private(try Ed448.PrivateKey(pemRepresentation: text)) },
             { .ecPrivate(try ECDSA.PrivateKey(pemRepresentation: text, curve: algorithm?.curve)) },
             { .rsaPrivate(try RSA.PrivateKey(pemRepresentation: text)) },
         ]
         let publicKinds: [() throws -> LoadedKey] = [
             { .ed25519Public(try Ed25519.PublicKey(pemRepresentation: text)) },
+            { .ed448Public(try Ed448.PublicKey(pemRepresentation: text)) },
             { .ecPublic(try ECDSA.PublicKey(pemRepresentation: text, curve: algorithm?.curve)) },
             { .rsaPublic(try RSA.PublicKey(pemRepresentation: text)) },
         ]
@@ -46,6 +50,8 @@ enum LoadedKey {
             switch self {
             case .ed25519Private(let k): try k.publicKey.pemRepresentation
             case .ed25519Public(let k): try k.pemRepresentation
+            case .ed448Private(let k): try k.publicKey.pemRepresentation
+            case .ed448Public(let k): try k.pemRepresentation
             case .ecPrivate(let k): try k.publicKey.pemRepresentation
             case .ecPublic(let k): try k.pemRepresentation
             case .rsaPrivate(let k): try k.publicKey.pemRepresentation
@@ -149,6 +155,8 @@ struct Sign: ParsableCommand {
         switch try LoadedKey.read(key, for: alg) {
         case .ed25519Private(let k) where alg.isEd25519:
             signature = try k.signature(for: bytes)
+        case .ed448Private(let k) where alg.isEd448:
+            signature = try k.signature(for: bytes)
         case .ecPrivate(let k) where alg.curve != nil:
             let s = try k.signature(for: bytes, hash: alg.hash, nonce: deterministic ? .deterministic : .random)
             signature = der ? s.derRepresentation : s.rawRepresentation
@@ -190,6 +198,10 @@ struct Verify: ParsableCommand {
         case .ed25519Private(let k) where alg.isEd25519:
             valid = k.publicKey.isValidSignature(signature, for: bytes)
         case .ed25519Public(let k) where alg.isEd25519:
+            valid = k.isValidSignature(signature, for: bytes)
+        case .ed448Private(let k) where alg.isEd448:
+            valid = k.publicKey.isValidSignature(signature, for: bytes)
+        case .ed448Public(let k) where alg.isEd448:
             valid = k.isValidSignature(signature, for: bytes)
         case .ecPrivate(let k) where alg.curve != nil:
             valid = Self.verify(k.publicKey, signature, bytes, der: der, hash: alg.hash)

@@ -110,6 +110,8 @@ enum Algorithm: String, CaseIterable, ExpressibleByArgument {
     var hash: HashFunction { jose?.hash ?? .sha256 }
     /// EdDSA under either name.
     var isEd25519: Bool { self == .EdDSA || self == .Ed25519 }
+    /// Ed448 under either name: EdDSA with an Ed448 key (RFC 8037), or Ed448 (RFC 9864).
+    var isEd448: Bool { self == .EdDSA || self == .Ed448 }
 
     var rsaPadding: RSA.Padding? {
         switch self {

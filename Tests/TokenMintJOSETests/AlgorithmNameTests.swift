@@ -70,6 +70,30 @@ struct AlgorithmNameTests {
         return input + "." + Base64URL.encode(try sign(Array(input.utf8)))
     }
 
+    @Test("a PEM Edwards key is bound to its curve, not to one name: EdDSA and its RFC 9864 name both verify; an alg given binds it")
+    func pemEdwardsKeys() throws {
+        let ed25519 = Ed25519.PrivateKey()
+        let ed448 = try Ed448.PrivateKey()
+        for (privatePEM, publicPEM, name) in [
+            (try ed25519.pemRepresentation, try ed25519.publicKey.pemRepresentation, JWSAlgorithm.Ed25519),
+            (try ed448.pemRepresentation, try ed448.publicKey.pemRepresentation, JWSAlgorithm.Ed448),
+        ] {
+            let signing = try JWK(pem: privatePEM)
+            #expect(signing.algorithm == nil, "\(name): the PEM key took alg \(String(describing: signing.algorithm))")
+            let verifier = try JWSVerifier(key: try JWK(pem: publicPEM))
+            for algorithm in [JWSAlgorithm.EdDSA, name] {
+                let token = try JWSSigner(key: signing, algorithm: algorithm).sign(Array("m".utf8))
+                #expect(try verifier.verify(compact: token).header.algorithm == algorithm)
+            }
+            #expect(try JWSSigner(key: signing).algorithm == .EdDSA)
+            // The other curve's name never, and an alg given binds the key to it.
+            let other: JWSAlgorithm = name == .Ed25519 ? .Ed448 : .Ed25519
+            #expect(throws: TokenMintError.self) { _ = try JWSSigner(key: signing, algorithm: other) }
+            let bound = try JWK(pem: privatePEM, algorithm: name)
+            #expect(throws: TokenMintError.self) { _ = try JWSSigner(key: bound, algorithm: .EdDSA) }
+        }
+    }
+
     @Test("unbound keys never cross curves: ES256 signed on secp256k1, ES256K on P-256, Ed25519 by an Ed448 key and Ed448 by an Ed25519 key")
     func curveConfusion() throws {
         let k1 = try ECDSA.PrivateKey(curve: .secp256k1), p256 = try ECDSA.PrivateKey(curve: .p256)

@@ -133,6 +133,27 @@ struct JWKSClientTests {
             #expect(try await keys.verify(try Self.token(k2, issuer: base), validation: validation).claims.subject == "u1")
             await issuer.set(failing: false)
 
+            // ... but not for ever: past its lifetime plus maximumStaleness the last
+            // good set is dropped, and tokens fail until the issuer answers again.
+            var bounded = options
+            bounded.maximumStaleness = .milliseconds(400)
+            let staling = try JWKSClient(url: base + "/jwks", options: bounded)
+            // max-age is 0 here: a set's lifetime is the minimum interval (300 ms).
+            _ = try await staling.verify(try Self.token(k1, issuer: base), validation: validation)
+            await issuer.set(failing: true)
+            try await Task.sleep(for: .milliseconds(350))
+            #expect(try await staling.verify(try Self.token(k1, issuer: base), validation: validation).claims.subject == "u1")
+            try await Task.sleep(for: .milliseconds(500))
+            do {
+                _ = try await staling.verify(try Self.token(k1, issuer: base), validation: validation)
+                Issue.record("a key set past its staleness bound still verified")
+            } catch let error as TokenMintError {
+                #expect(error.code == .jose.keySetUnavailable, "\(error)")
+            }
+            await issuer.set(failing: false)
+            try await Task.sleep(for: .milliseconds(350))
+            #expect(try await staling.verify(try Self.token(k1, issuer: base), validation: validation).claims.subject == "u1")
+
             // A fresh client with nothing cached: a failing issuer, a set too large, too many keys, another issuer's metadata.
             await issuer.set(failing: true)
             await #expect(throws: TokenMintError.self) { _ = try await JWKSClient(url: base + "/jwks", options: options).keySet() }

@@ -18,15 +18,16 @@ import tempfile
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
+from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import (
     decode_dss_signature, encode_dss_signature)
 
 from tmcli import Checks, Fail, expect
 
 TOKENMINT = os.environ.get("TOKENMINT", ".build/debug/tokenmint")
-ALGS = ["EdDSA", "ES256", "ES384", "ES512", "RS256", "RS384", "RS512",
+ALGS = ["EdDSA", "Ed448", "ES256", "ES384", "ES512", "RS256", "RS384", "RS512",
         "PS256", "PS384", "PS512"]
+EDWARDS = ("EdDSA", "Ed25519", "Ed448")   # the key decides the curve; RFC 9864 names are bound to theirs
 HASHES = {"256": hashes.SHA256, "384": hashes.SHA384, "512": hashes.SHA512}
 CURVES = {"ES256": ("secp256r1", 32), "ES384": ("secp384r1", 48), "ES512": ("secp521r1", 66)}
 KEYGEN_BITS = {"256": 2048, "384": 3072, "512": 4096}   # RSA key size for RS*/PS* in direction A
@@ -84,7 +85,7 @@ def tm_sign(key, alg, flags, msg, tmp):
 # ---- cryptography side -----------------------------------------------------
 
 def py_sign(priv, alg, msg, der=False, deterministic=False):
-    if alg == "EdDSA":
+    if alg in EDWARDS:
         return priv.sign(msg)
     h = hash_for(alg)
     if alg.startswith("ES"):
@@ -102,7 +103,7 @@ def py_sign(priv, alg, msg, der=False, deterministic=False):
 
 def py_verify(pub, alg, msg, sig, der=False):
     try:
-        if alg == "EdDSA":
+        if alg in EDWARDS:
             pub.verify(sig, msg)
             return
         h = hash_for(alg)
@@ -124,6 +125,8 @@ def py_verify(pub, alg, msg, sig, der=False):
 def check_key_type(alg, priv):
     if alg == "EdDSA":
         expect(isinstance(priv, ed25519.Ed25519PrivateKey), f"keygen gave {type(priv).__name__}")
+    elif alg == "Ed448":
+        expect(isinstance(priv, ed448.Ed448PrivateKey), f"keygen gave {type(priv).__name__}")
     elif alg.startswith("ES"):
         expect(isinstance(priv, ec.EllipticCurvePrivateKey) and priv.curve.name == CURVES[alg][0],
                f"keygen gave {type(priv).__name__} {getattr(priv, 'curve', None)}")
@@ -163,7 +166,7 @@ def check_a(alg, flags, tmp):
             if HAVE_RFC6979:
                 expect(sig == py_sign(priv, alg, msg, der, deterministic=True),
                        "deterministic signature differs from RFC 6979 (cryptography)")
-        if alg == "EdDSA" or alg.startswith("RS"):  # deterministic schemes: must match byte for byte
+        if alg in EDWARDS or alg.startswith("RS"):  # deterministic schemes: must match byte for byte
             expect(sig == py_sign(priv, alg, msg), "signature differs from cryptography's")
 
 
@@ -194,6 +197,17 @@ def check_b(alg, priv, form, tmp, label):
     expect(rc == 0, f"valid signature with private PEM as key: exit {rc}, want 0")
     # and TokenMint signs with cryptography's PKCS#8 key
     py_verify(priv.public_key(), alg, msg, tm_sign(priv_pem, alg, flags, msg, tmp), der)
+
+
+def check_cross_curve(tmp):
+    """RFC 9864 names are bound to their curve: Ed25519 never with an Ed448 key, nor Ed448 with an Ed25519 key."""
+    msg = os.urandom(32)
+    for priv, wrong in ((ed448.Ed448PrivateKey.generate(), "Ed25519"), (ed25519.Ed25519PrivateKey.generate(), "Ed448")):
+        path = os.path.join(tmp, f"cross-{wrong}.pub.pem")
+        with open(path, "wb") as f:
+            f.write(priv.public_key().public_bytes(PEM, SPKI))
+        rc = tm("verify", "--key", path, "--alg", wrong, "--sig", priv.sign(msg).hex(), "--hex", msg.hex()).returncode
+        expect(rc == 2, f"--alg {wrong} with the other curve's key: exit {rc}, want 2")
 
 
 def check_bad_input(tmp):
@@ -235,7 +249,8 @@ def main():
 
         print("# Direction B: cryptography -> TokenMint")
         rsa_algs = [a for a in ALGS if a[:2] in ("RS", "PS")]
-        keys = [("Ed25519", ed25519.Ed25519PrivateKey.generate(), ["EdDSA"]),
+        keys = [("Ed25519", ed25519.Ed25519PrivateKey.generate(), ["EdDSA", "Ed25519"]),
+                ("Ed448", ed448.Ed448PrivateKey.generate(), ["Ed448", "EdDSA"]),
                 ("P-256", ec.generate_private_key(ec.SECP256R1()), ["ES256"]),
                 ("P-384", ec.generate_private_key(ec.SECP384R1()), ["ES384"]),
                 ("P-521", ec.generate_private_key(ec.SECP521R1()), ["ES512"]),
@@ -248,6 +263,7 @@ def main():
                     checks.group(f"B {alg} {key_name}" + (f" {form}" if form else ""),
                               check_b, alg, priv, form, tmp, label)
         checks.group("B malformed key/signature input -> exit 2", check_bad_input, tmp)
+        checks.group("B an Edwards key under the other curve's name -> exit 2", check_cross_curve, tmp)
 
     return checks.summary()
 
