@@ -89,16 +89,25 @@ int tokenmint_ecdsa_sign_rfc6979(EC_KEY *key, const EVP_MAC_CTX *hmac_template, 
                 BN_nnmod(r, px, order, bn) != 1) goto end;
             if (!BN_is_zero(r)) {
                 if ((kinv = BN_mod_inverse(NULL, kbn, order, bn)) == NULL) goto end;
+                ERR_set_mark();
                 sig = ECDSA_do_sign_ex(digest, (int)digest_len, kinv, r, key);
                 BN_clear_free(kinv);
                 kinv = NULL;
                 if (sig != NULL) {
+                    ERR_pop_to_mark();
                     const BIGNUM *sr = ECDSA_SIG_get0_r(sig), *ss = ECDSA_SIG_get0_s(sig);
                     result = BN_bn2binpad(sr, r_out, (int)rlen) == (int)rlen &&
                              BN_bn2binpad(ss, s_out, (int)rlen) == (int)rlen;
                     goto end;
                 }
-                ERR_clear_error(); /* s = 0: OpenSSL asks for new set-up values */
+                /* s = 0: OpenSSL asks for new set-up values, so the next k is
+                   drawn (its error is dropped, the caller's queue kept). Any
+                   other failure is libcrypto's, reported as it is. */
+                if (ERR_GET_REASON(ERR_peek_last_error()) != EC_R_NEED_NEW_SETUP_VALUES) {
+                    ERR_clear_last_mark();
+                    goto end;
+                }
+                ERR_pop_to_mark();
             }
         }
         /* K = HMAC_K(V ‖ 0x00); V = HMAC_K(V). */

@@ -32,27 +32,35 @@ extension SecureBytes {
 /// Locked memory for secrets. `mlock` and `madvise(MADV_DONTDUMP)` work on
 /// whole pages, so they are applied to whole pages only:
 ///
-/// - A secret of up to 2 KiB gets a slot in a 64 KiB chunk that is locked and
-///   kept out of core dumps once, when it is made, and never unlocked: no
-///   system call per secret, and freeing one secret cannot unlock the page a
-///   neighbour still uses (unlocks do not nest, so locking each small
-///   allocation's pages and unlocking them on free did exactly that).
+/// - A secret of up to 2 KiB gets a slot in a page of slots of its size. The
+///   page is locked and kept out of core dumps once, when it is made, and
+///   never unlocked: no system call per secret, and freeing one secret cannot
+///   unlock the page a neighbour still uses (unlocks do not nest, so locking
+///   each small allocation's pages and unlocking them on free did exactly
+///   that).
 /// - A larger secret gets pages of its own, locked and unlocked with it.
 ///
-/// Slots are wiped by their owner before they come back; chunks live as long
-/// as the process. When the lock limit is reached the memory is used
-/// unlocked, as before.
+/// A page the process could not lock (its `RLIMIT_MEMLOCK` reached) is
+/// remembered and locked again when one of its slots is handed out, so a
+/// secret is never knowingly left in an unlocked page while the limit allows
+/// locking it. Slots are wiped before they come back; pages of slots live as
+/// long as the process.
 enum LockedPages {
     /// Slot sizes in bytes; a larger secret gets its own pages.
     static let slotSizes = [32, 64, 128, 256, 512, 1024, 2048]
     static let pageSize: Int = {
         let size = sysconf(Int32(_SC_PAGESIZE))
-        return size > 0 ? size : 4096
+        return size > 4096 ? size : 4096
     }()
-    static let chunkBytes = max(64 * 1024, pageSize)
 
-    /// Free slots, one list per size.
-    private static let freeSlots = Locked([[UnsafeMutableRawPointer]](repeating: [], count: slotSizes.count))
+    struct State {
+        /// Free slots, one list per size.
+        var free = [[UnsafeMutableRawPointer]](repeating: [], count: LockedPages.slotSizes.count)
+        /// Pages of slots that `mlock` refused, by address.
+        var unlocked: Set<UInt> = []
+    }
+
+    private static let state = Locked(State())
 
     /// `count` bytes (at least 1) of locked memory, not initialized.
     static func allocate(_ count: Int) -> UnsafeMutableRawBufferPointer {
@@ -62,27 +70,35 @@ enum LockedPages {
             _ = sodium_mlock(base, length)
             return UnsafeMutableRawBufferPointer(start: base, count: count)
         }
-        let base = freeSlots.withLock { lists -> UnsafeMutableRawPointer in
-            if let base = lists[slot].popLast() { return base }
+        let base = state.withLock { state -> UnsafeMutableRawPointer in
+            if let base = state.free[slot].popLast() {
+                let page = UInt(bitPattern: base) & ~UInt(pageSize - 1)
+                if !state.unlocked.isEmpty, state.unlocked.contains(page),
+                    let start = UnsafeMutableRawPointer(bitPattern: page), sodium_mlock(start, pageSize) == 0
+                {
+                    state.unlocked.remove(page)
+                }
+                return base
+            }
             let size = slotSizes[slot]
-            let chunk = UnsafeMutableRawPointer.allocate(byteCount: chunkBytes, alignment: pageSize)
-            _ = sodium_mlock(chunk, chunkBytes)
-            lists[slot].reserveCapacity(lists[slot].count + chunkBytes / size)
-            for offset in stride(from: chunkBytes - size, to: 0, by: -size) { lists[slot].append(chunk + offset) }
-            return chunk
+            let page = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: pageSize)
+            if sodium_mlock(page, pageSize) != 0 { state.unlocked.insert(UInt(bitPattern: page)) }
+            for offset in stride(from: pageSize - size, to: 0, by: -size) { state.free[slot].append(page + offset) }
+            return page
         }
         return UnsafeMutableRawBufferPointer(start: base, count: count)
     }
 
-    /// Takes back memory from ``allocate(_:)``, already wiped by its owner.
+    /// Takes back memory from ``allocate(_:)``, wiped again here.
     static func release(_ buffer: UnsafeMutableRawBufferPointer) {
         guard let base = buffer.baseAddress else { return }
         guard let slot = slotSizes.firstIndex(where: { $0 >= buffer.count }) else {
-            _ = sodium_munlock(base, pagesLength(buffer.count))
+            _ = sodium_munlock(base, pagesLength(buffer.count))  // wipes the whole length first
             base.deallocate()
             return
         }
-        freeSlots.withLock { $0[slot].append(base) }
+        sodium_memzero(base, buffer.count)
+        state.withLock { $0.free[slot].append(base) }
     }
 
     /// `count` rounded up to whole pages.

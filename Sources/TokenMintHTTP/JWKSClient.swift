@@ -39,11 +39,14 @@ public actor JWKSClient {
         public var timeout: Duration = .seconds(10)
         /// How long past its lifetime the last good set may serve while the
         /// issuer fails (keys the issuer has revoked meanwhile stay trusted
-        /// that long, at most).
+        /// that long, at most). Every duration here is at most a year.
         public var maximumStaleness: Duration = .seconds(86_400)
         /// The defaults.
         public init() {}
     }
+
+    /// The longest any option may be: a year.
+    static let longestDuration: Duration = .seconds(366 * 86_400)
 
     /// The key set's address.
     public let url: String
@@ -66,7 +69,11 @@ public actor JWKSClient {
         try Self.checkAddress(url)
         guard options.maximumBytes > 0, options.maximumKeys > 0, options.minimumRefreshInterval > .zero,
             options.timeout > .zero, options.defaultLifetime >= .zero, options.maximumLifetime >= options.minimumRefreshInterval,
-            options.maximumStaleness >= .zero
+            options.maximumStaleness >= .zero,
+            // Bounded so that instants plus them cannot overflow (a year is plenty).
+            options.maximumLifetime <= Self.longestDuration, options.maximumStaleness <= Self.longestDuration,
+            options.defaultLifetime <= Self.longestDuration, options.minimumRefreshInterval <= Self.longestDuration,
+            options.timeout <= Self.longestDuration
         else { throw TokenMintError(.jose.invalidConfiguration, "JWKS client options out of range") }
         self.url = url
         self.client = client

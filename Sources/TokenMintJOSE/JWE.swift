@@ -139,25 +139,13 @@ public struct JWE: Sendable {
         var text = text
         let (protected, encryptedKey, iv, ciphertext, tag) = try text.withUTF8Bytes {
             (utf8) throws(TokenMintError) -> (String, [UInt8], [UInt8], [UInt8], [UInt8]) in
-            var dots = (0, 0, 0, 0)
-            var count = 0
-            for (index, byte) in utf8.enumerated() where byte == UInt8(ascii: ".") {
-                switch count {
-                case 0: dots.0 = index
-                case 1: dots.1 = index
-                case 2: dots.2 = index
-                case 3: dots.3 = index
-                default: break
-                }
-                count += 1
-            }
-            guard count == 4 else { throw .malformed("a compact JWE has 5 segments, this has \(count + 1)") }
-            func segment(_ range: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: utf8[range]) }
-            return (String(decoding: segment(0..<dots.0), as: UTF8.self),
-                    try B64.decode(segment((dots.0 + 1)..<dots.1), "the encrypted key"),
-                    try B64.decode(segment((dots.1 + 1)..<dots.2), "the IV"),
-                    try B64.decode(segment((dots.2 + 1)..<dots.3), "the ciphertext"),
-                    try B64.decode(segment((dots.3 + 1)..<utf8.count), "the tag"))
+            let dots = Separators(of: UInt8(ascii: "."), in: utf8)
+            guard dots.count == 4 else { throw .malformed("a compact JWE has 5 segments, this has \(dots.count + 1)") }
+            return (String(decoding: dots.segment(0, of: utf8), as: UTF8.self),
+                    try B64.decode(dots.segment(1, of: utf8), "the encrypted key"),
+                    try B64.decode(dots.segment(2, of: utf8), "the IV"),
+                    try B64.decode(dots.segment(3, of: utf8), "the ciphertext"),
+                    try B64.decode(dots.segment(4, of: utf8), "the tag"))
         }
         try self.init(
             protectedSegment: protected, sharedHeader: nil, recipients: [Recipient(header: nil, encryptedKey: encryptedKey)],

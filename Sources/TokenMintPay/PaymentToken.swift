@@ -55,32 +55,22 @@ public struct PaymentToken: Sendable, Hashable, CustomStringConvertible {
     ) -> Result<(token: PaymentToken, message: [UInt8]), TokenMintError> {
         guard utf8.count <= 512 else { return .failure(TokenMintError(.pay.malformedToken, "payment token longer than 512 bytes")) }
         // The three separators, and no fourth.
-        var slashes = (0, 0, 0)
-        var found = 0
-        for (index, byte) in utf8.enumerated() where byte == UInt8(ascii: "/") {
-            switch found {
-            case 0: slashes.0 = index
-            case 1: slashes.1 = index
-            case 2: slashes.2 = index
-            default: break
-            }
-            found += 1
-        }
-        guard found == 3, slashes.0 == 2, utf8[0] == UInt8(ascii: "0"), utf8[1] == UInt8(ascii: "2") else {
+        let slashes = Separators(of: UInt8(ascii: "/"), in: utf8)
+        guard slashes.count == 3, slashes.positions.0 == 2, utf8[0] == UInt8(ascii: "0"), utf8[1] == UInt8(ascii: "2") else {
             return .failure(TokenMintError(.pay.malformedToken, "a payment token is 02/<unsigned>/<epochSeconds>/<signature>"))
         }
-        let unsigned = UnsafeRawBufferPointer(rebasing: utf8[(slashes.0 + 1)..<slashes.1])
+        let unsigned = slashes.segment(1, of: utf8)
         guard !unsigned.isEmpty, unsigned.count <= 256, unsigned.allSatisfy(WhitelabelPayFormat.isTokenCharacter) else {
             return .failure(TokenMintError(.pay.malformedToken, "the unsigned part is empty, too long or has characters outside [A-Za-z0-9._~-]"))
         }
-        let digits = UnsafeRawBufferPointer(rebasing: utf8[(slashes.1 + 1)..<slashes.2])
+        let digits = slashes.segment(2, of: utf8)
         // At most 12 digits: the sum cannot overflow.
         guard (1...12).contains(digits.count), digits.allSatisfy({ (48...57).contains($0) }),
             digits.count == 1 || digits[0] != UInt8(ascii: "0")
         else { return .failure(TokenMintError(.pay.malformedToken, "the time is not a decimal number of seconds")) }
         let epoch = digits.reduce(Int64(0)) { $0 * 10 + Int64($1 - 48) }
         // 64 bytes are 86 characters, or 88 ending "==" when padded.
-        var encoded = UnsafeRawBufferPointer(rebasing: utf8[(slashes.2 + 1)...])
+        var encoded = slashes.segment(3, of: utf8)
         if encoded.count == 88, encoded[86] == UInt8(ascii: "="), encoded[87] == UInt8(ascii: "=") {
             encoded = UnsafeRawBufferPointer(rebasing: encoded[..<86])
         }
@@ -92,7 +82,7 @@ public struct PaymentToken: Sendable, Hashable, CustomStringConvertible {
         }
         guard decoded else { return .failure(TokenMintError(.pay.malformedToken, "the signature is not 64 bytes of base64url")) }
         var message = messagePrefix
-        message.append(contentsOf: UnsafeRawBufferPointer(rebasing: utf8[(slashes.0 + 1)..<slashes.2]))
+        message.append(contentsOf: UnsafeRawBufferPointer(rebasing: utf8[(slashes.positions.0 + 1)..<slashes.positions.2]))
         let token = PaymentToken(unsignedPart: String(decoding: unsigned, as: UTF8.self), epochSeconds: epoch, signature: signature)
         return .success((token, message))
     }

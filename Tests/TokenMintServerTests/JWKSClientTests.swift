@@ -136,14 +136,15 @@ struct JWKSClientTests {
             // ... but not for ever: past its lifetime plus maximumStaleness the last
             // good set is dropped, and tokens fail until the issuer answers again.
             var bounded = options
-            bounded.maximumStaleness = .milliseconds(400)
+            bounded.maximumStaleness = .milliseconds(1_500)
             let staling = try JWKSClient(url: base + "/jwks", options: bounded)
-            // max-age is 0 here: a set's lifetime is the minimum interval (300 ms).
+            // max-age is 0 here: a set's lifetime is the minimum interval (300 ms),
+            // so it may serve until 1.8 s after its fetch.
             _ = try await staling.verify(try Self.token(k1, issuer: base), validation: validation)
             await issuer.set(failing: true)
             try await Task.sleep(for: .milliseconds(350))
             #expect(try await staling.verify(try Self.token(k1, issuer: base), validation: validation).claims.subject == "u1")
-            try await Task.sleep(for: .milliseconds(500))
+            try await Task.sleep(for: .milliseconds(1_600))
             do {
                 _ = try await staling.verify(try Self.token(k1, issuer: base), validation: validation)
                 Issue.record("a key set past its staleness bound still verified")
@@ -153,6 +154,9 @@ struct JWKSClientTests {
             await issuer.set(failing: false)
             try await Task.sleep(for: .milliseconds(350))
             #expect(try await staling.verify(try Self.token(k1, issuer: base), validation: validation).claims.subject == "u1")
+            var forever = options
+            forever.maximumStaleness = .seconds(400 * 86_400)
+            #expect(throws: TokenMintError.self) { _ = try JWKSClient(url: base + "/jwks", options: forever) }
 
             // A fresh client with nothing cached: a failing issuer, a set too large, too many keys, another issuer's metadata.
             await issuer.set(failing: true)
