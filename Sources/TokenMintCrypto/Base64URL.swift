@@ -67,6 +67,10 @@ public enum Base64URL {
         guard let outputCount = decodedCount(utf8.count) else {
             throw TokenMintError(.crypto.invalidEncoding, "base64url: impossible length \(utf8.count)")
         }
+        // Nothing to decode (only empty text decodes to nothing). An array made
+        // with no capacity is the shared empty one, whose count the
+        // initializer would write: a race between threads.
+        guard outputCount > 0 else { return [] }
         var ok = false
         let bytes = [UInt8](unsafeUninitializedCapacity: outputCount) { out, initialized in
             let written = decodePublic(utf8, into: UnsafeMutableRawBufferPointer(out))

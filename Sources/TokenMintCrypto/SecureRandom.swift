@@ -11,7 +11,9 @@ public import Foundation
 public enum SecureRandom {
     /// `count` random bytes.
     public static func bytes(count: Int) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+        // No capacity would be the shared empty array, whose count the initializer writes.
+        guard count > 0 else { return [] }
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             fill(UnsafeMutableRawBufferPointer(buffer))
             initialized = count
         }

@@ -6,6 +6,25 @@ import TokenMintCrypto
 /// exactly those of a serial run.
 @Suite("Concurrent use of shared keys")
 struct ConcurrencyTests {
+    /// Empty base64url (a `dir` JWE's encrypted key) and zero random bytes
+    /// from many tasks at once. An array made with no capacity is the shared
+    /// empty one; writing its count from two threads was a race that
+    /// ThreadSanitizer caught in CI (this test under TSan fails on that code).
+    @Test func emptyResultsFromManyTasks() async throws {
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<16 {
+                group.addTask {
+                    for _ in 0..<200 {
+                        let empty = try [UInt8]().withUnsafeBytes { try Base64URL.decodePublic($0) }
+                        guard empty.isEmpty, SecureRandom.bytes(count: 0).isEmpty else { return false }
+                    }
+                    return true
+                }
+            }
+            for try await ok in group { #expect(ok) }
+        }
+    }
+
     @Test func sharedKeysAcrossTasks() async throws {
         let ed = Ed25519.PrivateKey()
         let ec = try ECDSA.PrivateKey(curve: .p256)

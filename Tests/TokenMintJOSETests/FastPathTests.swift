@@ -27,7 +27,7 @@ struct FastPathTests {
             let text = Base64URL.encode(bytes)
             let utf8 = Array(text.utf8)
             // The table encoder for public bytes writes what libsodium's writes.
-            let table = [UInt8](unsafeUninitializedCapacity: Base64URL.encodedCount(length)) { out, count in
+            let table = [UInt8](unsafeUninitializedCapacity: max(1, Base64URL.encodedCount(length))) { out, count in
                 count = bytes.withUnsafeBytes { Base64URL.encodePublic($0, at: UnsafeMutableRawPointer(out.baseAddress!)) }
             }
             #expect(table == utf8, "length \(length)")
