@@ -211,22 +211,19 @@ public struct PaymentTokenVerifier: Sendable {
     }
 
     private static func kind(of utf8: UnsafeRawBufferPointer) -> Result<Kind, TokenMintError> {
-        let label = utf8.firstIndex(of: UInt8(ascii: ".")) ?? utf8.count
+        let dots = Separators(of: UInt8(ascii: "."), in: utf8)
+        let label = dots.segment(0, of: utf8)
         // "off" in any case (ASCII: no other character lower-cases to o or f).
-        guard label == 3, utf8[0] | 0x20 == UInt8(ascii: "o"), utf8[1] | 0x20 == UInt8(ascii: "f"), utf8[2] | 0x20 == UInt8(ascii: "f") else {
+        guard label.count == 3, label[0] | 0x20 == UInt8(ascii: "o"), label[1] | 0x20 == UInt8(ascii: "f"), label[2] | 0x20 == UInt8(ascii: "f") else {
             return .success(.online)
         }
-        guard utf8[0] == UInt8(ascii: "o"), utf8[1] == UInt8(ascii: "f"), utf8[2] == UInt8(ascii: "f") else {
+        guard label[0] == UInt8(ascii: "o"), label[1] == UInt8(ascii: "f"), label[2] == UInt8(ascii: "f") else {
             return .failure(TokenMintError(.pay.malformedToken, "the offline label is \"off\", in lower case"))
         }
         let malformed = TokenMintError(.pay.malformedToken, "an offline token is off.<meansId>.<counter>.<nonce>, the counter a decimal number without leading zeros")
-        let fields = UnsafeRawBufferPointer(rebasing: utf8[min(4, utf8.count)...])
-        guard label < utf8.count, let second = fields.firstIndex(of: UInt8(ascii: ".")) else { return .failure(malformed) }
-        let means = UnsafeRawBufferPointer(rebasing: fields[..<second])
-        let rest = UnsafeRawBufferPointer(rebasing: fields[(second + 1)...])
-        guard let third = rest.firstIndex(of: UInt8(ascii: ".")) else { return .failure(malformed) }
-        let nonce = UnsafeRawBufferPointer(rebasing: rest[(third + 1)...])
-        guard PaymentMeans.isValidID(utf8: means), let counter = canonicalCounter(UnsafeRawBufferPointer(rebasing: rest[..<third])),
+        guard dots.count == 3 else { return .failure(malformed) }
+        let nonce = dots.segment(3, of: utf8)
+        guard PaymentMeans.isValidID(utf8: dots.segment(1, of: utf8)), let counter = canonicalCounter(dots.segment(2, of: utf8)),
             (1...64).contains(nonce.count), nonce.allSatisfy(Self.isBase64URLCharacter)
         else { return .failure(malformed) }
         return .success(.offline(counter: counter))
