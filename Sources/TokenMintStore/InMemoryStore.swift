@@ -29,7 +29,7 @@ public final class InMemoryStore: KeyValueStore, @unchecked Sendable {
             case counter(String, Int64?)
         }
 
-        private let store: InMemoryStore
+        private unowned let store: InMemoryStore
         private var undo: [Change] = []
 
         init(_ store: InMemoryStore) { self.store = store }
@@ -59,9 +59,13 @@ public final class InMemoryStore: KeyValueStore, @unchecked Sendable {
             undo.append(.counter(name, store.counters.updateValue(value, forKey: name)))
         }
         func increment(_ name: String, by delta: Int64) throws(TokenMintError) -> Int64 {
-            let (value, overflow) = (store.counters[name] ?? 0).addingReportingOverflow(delta)
+            // One hash of the name for a counter that exists (every increment but its first).
+            let index = store.counters.index(forKey: name)
+            let old = index.map { store.counters.values[$0] }
+            let (value, overflow) = (old ?? 0).addingReportingOverflow(delta)
             guard !overflow else { throw TokenMintError(.store.invalidArgument, "counter \(name) would overflow") }
-            try setCounter(name, value)
+            if let index { store.counters.values[index] = value } else { store.counters[name] = value }
+            undo.append(.counter(name, old))
             return value
         }
 
@@ -76,15 +80,25 @@ public final class InMemoryStore: KeyValueStore, @unchecked Sendable {
             }
             undo = []
         }
+
+        /// Forgets the changes of a transaction that committed, keeping the
+        /// log's storage for the next one.
+        func commit() { undo.removeAll(keepingCapacity: true) }
     }
+
+    /// The one transaction, reused under the lock: a transaction allocates
+    /// neither itself nor its log once the log has grown.
+    private lazy var current = Transaction(self)
 
     /// Runs `body` on the state in place; what it changed is undone when it throws.
     public func transaction<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
-        let transaction = Transaction(self)
+        let transaction = current
         do {
-            return try body(transaction)
+            let result = try body(transaction)
+            transaction.commit()
+            return result
         } catch {
             transaction.rollBack()
             throw error

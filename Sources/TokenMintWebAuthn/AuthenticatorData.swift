@@ -61,16 +61,23 @@ public struct AuthenticatorData: Sendable, Hashable {
         var flags = flags.subtracting([.attestedCredentialData, .extensionData, .reserved])
         if attestedCredential != nil { flags.insert(.attestedCredentialData) }
         if extensions != nil { flags.insert(.extensionData) }
-        var bytes = hash
+        let encodedExtensions = extensions.map { CBOREncoder.encode($0) }
+        var bytes = [UInt8]()
+        // One allocation for the common case (no attested credential): 37 bytes and the extensions.
+        bytes.reserveCapacity(hash.count + 5 + (encodedExtensions?.count ?? 0))
+        bytes += hash
         bytes.append(flags.rawValue)
-        bytes += [UInt8(signCount >> 24), UInt8(signCount >> 16 & 0xff), UInt8(signCount >> 8 & 0xff), UInt8(signCount & 0xff)]
+        bytes.append(UInt8(signCount >> 24))
+        bytes.append(UInt8(signCount >> 16 & 0xff))
+        bytes.append(UInt8(signCount >> 8 & 0xff))
+        bytes.append(UInt8(signCount & 0xff))
         if let credential = attestedCredential {
             bytes += credential.aaguid
             bytes += [UInt8(credential.credentialID.count >> 8), UInt8(credential.credentialID.count & 0xff)]
             bytes += credential.credentialID
             bytes += credential.publicKey.cbor
         }
-        if let extensions { bytes += CBOREncoder.encode(extensions) }
+        if let encodedExtensions { bytes += encodedExtensions }
         self.rpIDHash = hash
         self.flags = flags
         self.signCount = signCount

@@ -56,6 +56,9 @@ extension SoftwareAuthenticator {
         /// it, a fresh key that is dropped (the caller gets the outputs in clear).
         public var hmacSecretSealer: (@Sendable (SecureBytes) throws(TokenMintError) -> [UInt8])?
 
+        /// Whether nothing is asked (the sealer alone asks nothing).
+        var isEmpty: Bool { hmacSecret == nil && !credBlob && !largeBlobKey }
+
         /// The inputs; none by default.
         public init(hmacSecret: (salt1: [UInt8], salt2: [UInt8]?)? = nil, credBlob: Bool = false, largeBlobKey: Bool = false,
                     hmacSecretSealer: (@Sendable (SecureBytes) throws(TokenMintError) -> [UInt8])? = nil) {

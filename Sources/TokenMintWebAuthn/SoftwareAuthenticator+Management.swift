@@ -83,8 +83,7 @@ extension SoftwareAuthenticator {
             let count = try tx.counter(SoftwareAuthenticator.residentCountName)
             try tx.setCounter(SoftwareAuthenticator.residentCountName, max(0, count - 1))
         }
-        records[credentialID] = nil
-        forgetSigner(credentialID)
+        forget(credentialID)
         discardPendingAssertions()
     }
 
@@ -102,7 +101,7 @@ extension SoftwareAuthenticator {
         record.userDisplayName = displayName
         guard let data = try? JSONEncoder().encode(record) else { throw TokenMintError(.webAuthn.other, "cannot encode the credential record") }
         try storeCall { tx in try tx.setValue(SoftwareAuthenticator.name("meta", credentialID), Array(data)) }
-        records[credentialID] = record
+        replaceRecord(credentialID, with: record)
     }
 
     /// The resident credential IDs of `rpID`, oldest first.

@@ -172,9 +172,21 @@ public actor SoftwareAuthenticator {
     /// nil: built-in verification always succeeds, with no call.
     let verifyUser: (@Sendable (Request) async -> Bool)?
     private var pending: [(id: [UInt8], hash: [UInt8])] = []
-    /// Signing keys already opened (each open costs a key derivation), with
-    /// their counter's store name; the counters themselves are never cached.
-    private var signers: [[UInt8]: (signer: Signer, countName: String)] = [:]
+    /// What the actor keeps of a credential it has read: its record, its
+    /// counter's store name and, once it has signed, its opened key (each
+    /// open costs a key derivation). The counters themselves are never cached.
+    final class Known {
+        var record: Record
+        let countName: String
+        var signer: Signer?
+
+        init(_ record: Record, id: [UInt8]) {
+            self.record = record
+            self.countName = SoftwareAuthenticator.name("count", id)
+        }
+    }
+    /// The credentials read so far, by ID: one lookup per assertion.
+    private var known: [[UInt8]: Known] = [:]
 
     enum Signer {
         case ed25519(Ed25519.PrivateKey)
@@ -415,10 +427,7 @@ public actor SoftwareAuthenticator {
             guard record.resident else { return [] }
             return try SoftwareAuthenticator.addResident(credentialID, rpID: record.rpID, userID: record.userID, cap: cap, in: tx)
         }
-        for id in replaced {
-            records[id] = nil
-            signers[id] = nil
-        }
+        for id in replaced { known[id] = nil }
     }
 
     /// Appends a resident credential to its RP's index and counts it, in the
@@ -500,7 +509,6 @@ public actor SoftwareAuthenticator {
         }
     }
 
-    var records: [[UInt8]: Record] = [:]
     private var rpHashes: [String: [UInt8]] = [:]
 
     func rpIDHash(_ rpID: String) -> [UInt8] {
@@ -510,13 +518,25 @@ public actor SoftwareAuthenticator {
         return hash
     }
 
-    func loadRecord(_ id: [UInt8]) throws(TokenMintError) -> Record? {
-        if let cached = records[id] { return cached }
+    func loadRecord(_ id: [UInt8]) throws(TokenMintError) -> Record? { try load(id)?.record }
+
+    /// The credential `id` as the actor keeps it, read from the store the first time.
+    func load(_ id: [UInt8]) throws(TokenMintError) -> Known? {
+        if let cached = known[id] { return cached }
         guard let data = try storeCall({ tx in try tx.value(SoftwareAuthenticator.name("meta", id)) }) else { return nil }
         guard let record = try? JSONDecoder().decode(Record.self, from: Data(data)) else { throw TokenMintError(.webAuthn.other, "damaged credential record") }
-        records[id] = record
-        return record
+        let loaded = Known(record, id: id)
+        known[id] = loaded
+        return loaded
     }
+
+    /// Keeps `record` as credential `id`'s, after it was stored.
+    func replaceRecord(_ id: [UInt8], with record: Record) {
+        if let cached = known[id] { cached.record = record }
+    }
+
+    /// Forgets what the actor keeps of credential `id` (its record and key).
+    func forget(_ id: [UInt8]) { known[id] = nil }
 
     /// getAssertion (CTAP2 authenticatorGetAssertion). With an empty allow
     /// list, the RP's resident credentials are used (newest first).
@@ -535,33 +555,41 @@ public actor SoftwareAuthenticator {
         // credProtect filters on what was verified, not on what was asked.
         let verified = options.userVerifiedByPlatform ? true : try await verify(request, asked: options.userVerification)
         // credProtect: a credential that needs UV, or an allow list without UV, is not a candidate.
-        var candidates: [[UInt8]] = []
+        // The first candidate and its record go on to assert, which need not
+        // look it up again; the others wait for getNextAssertion.
+        var first: (id: [UInt8], credential: Known)?
+        var others: [[UInt8]] = []
+        func consider(_ id: [UInt8], _ credential: Known) {
+            if first == nil { first = (id, credential) } else { others.append(id) }
+        }
         if allowList.isEmpty {
             for id in try residentIDs(rpID).reversed() {
-                if let record = try loadRecord(id), SoftwareAuthenticator.usable(record, verified: verified, discoverable: true) {
-                    candidates.append(id)
+                if let credential = try load(id), SoftwareAuthenticator.usable(credential.record, verified: verified, discoverable: true) {
+                    consider(id, credential)
                 }
             }
         } else {
             for id in allowList where id.count <= 1023 {
-                if let record = try loadRecord(id), record.rpID == rpID,
-                    SoftwareAuthenticator.usable(record, verified: verified, discoverable: false)
+                if let credential = try load(id), credential.record.rpID == rpID,
+                    SoftwareAuthenticator.usable(credential.record, verified: verified, discoverable: false)
                 {
-                    candidates.append(id)
+                    consider(id, credential)
                 }
             }
         }
-        guard !candidates.isEmpty else { throw TokenMintError(.webAuthn.noCredentials, "no credential for \(rpID)") }
+        guard let first else { throw TokenMintError(.webAuthn.noCredentials, "no credential for \(rpID)") }
         var flags: AuthenticatorData.Flags = verified ? [.userVerified] : []
         if options.userPresence {
             guard await askUser(confirmPresence, request) else { throw TokenMintError(.webAuthn.operationDenied, "the user did not confirm presence") }
             flags.insert(.userPresent)
         }
-        pending = candidates.dropFirst().map { (id: $0, hash: clientDataHash) }
-        pendingDeadline = ContinuousClock.now + SoftwareAuthenticator.nextAssertionWindow
-        pendingRP = rpID
-        lastExtensions = options.extensions
-        return try await assert(candidates[0], clientDataHash: clientDataHash, rpID: rpID, flags: flags, count: candidates.count,
+        if !others.isEmpty {
+            pending = others.map { (id: $0, hash: clientDataHash) }
+            pendingDeadline = ContinuousClock.now + SoftwareAuthenticator.nextAssertionWindow
+            pendingRP = rpID
+        }
+        lastExtensions = options.extensions.isEmpty ? nil : options.extensions
+        return try await assert(first.id, credential: first.credential, clientDataHash: clientDataHash, rpID: rpID, flags: flags, count: 1 + others.count,
                                 discoverable: allowList.isEmpty)
     }
 
@@ -611,7 +639,8 @@ public actor SoftwareAuthenticator {
     }
 
     var lastFlags: AuthenticatorData.Flags = [.userPresent]
-    var lastExtensions = GetAssertionExtensions()
+    /// The last getAssertion's extension inputs, for its getNextAssertion; nil: none.
+    var lastExtensions: GetAssertionExtensions?
     var lastDiscoverable = false
 
     /// getNextAssertion: the next resident credential of the last getAssertion.
@@ -622,33 +651,47 @@ public actor SoftwareAuthenticator {
         return try await assert(next.id, clientDataHash: next.hash, rpID: pendingRP, flags: lastFlags, count: 0, discoverable: lastDiscoverable)
     }
 
-    func assert(_ id: [UInt8], clientDataHash: [UInt8], rpID: String, flags: AuthenticatorData.Flags, count: Int, discoverable: Bool)
-        async throws(TokenMintError) -> GetAssertionResponse
+    /// Signs one assertion with credential `id`; `credential` is what the
+    /// actor keeps of it when the caller has just read it.
+    func assert(_ id: [UInt8], credential given: Known? = nil, clientDataHash: [UInt8], rpID: String, flags: AuthenticatorData.Flags,
+                count: Int, discoverable: Bool) async throws(TokenMintError) -> GetAssertionResponse
     {
         lastFlags = flags
         lastDiscoverable = discoverable
-        guard let record = try loadRecord(id) else { throw TokenMintError(.webAuthn.invalidCredential, "the credential vanished") }
+        let credential: Known
+        if let given {
+            credential = given
+        } else {
+            guard let loaded = try load(id) else { throw TokenMintError(.webAuthn.invalidCredential, "the credential vanished") }
+            credential = loaded
+        }
+        let record = credential.record
         var allFlags = flags
         if backupEligible { allFlags.insert(.backupEligible) }
         if backupState { allFlags.insert(.backupState) }
         // The counter is committed before the signature is made, in a
         // commit shared with the assertions running at the same moment. What
         // the actor holds for this assertion is read before the wait.
-        let cached = signers[id]
+        let cached = credential.signer
         let requested = lastExtensions
         let alwaysZero = signCountPolicy == .alwaysZero
         let started = generation
-        let countName = cached?.countName ?? SoftwareAuthenticator.name("count", id)
-        let (seed, counter) = try await groupedStoreCall { tx -> (SecureBytes?, Int64) in
-            let seed = cached == nil ? try tx.secret(SoftwareAuthenticator.name("key", id)) : nil
-            let counter = alwaysZero ? 0 : try tx.increment(countName, by: 1)
-            return (seed, counter)
+        let countName = credential.countName
+        let seed: SecureBytes?, counter: Int64
+        if cached != nil {
+            // The common case: the key is open, and only the counter is committed.
+            seed = nil
+            counter = alwaysZero ? 0 : try await groupedStoreCall { tx in try tx.increment(countName, by: 1) }
+        } else {
+            (seed, counter) = try await groupedStoreCall { tx -> (SecureBytes?, Int64) in
+                (try tx.secret(SoftwareAuthenticator.name("key", id)), alwaysZero ? 0 : try tx.increment(countName, by: 1))
+            }
         }
         guard generation == started else { throw TokenMintError(.webAuthn.invalidCredential, "the authenticator was reset during the assertion") }
         guard counter <= Int64(UInt32.max) else { throw TokenMintError(.webAuthn.invalidCredential, "the signature counter is exhausted") }
         let signer: Signer
         if let cached {
-            signer = cached.signer
+            signer = cached
         } else {
             guard let seed else { throw TokenMintError(.webAuthn.invalidCredential, "the credential key is missing") }
             do {
@@ -656,29 +699,33 @@ public actor SoftwareAuthenticator {
                     ? .ed25519(try Ed25519.PrivateKey(rawRepresentation: seed))
                     : .ecdsa(try ECDSA.PrivateKey(rawRepresentation: seed, curve: .p256))
             } catch { throw TokenMintError(.webAuthn.other, "the credential key does not open", underlying: error) }
-            signers[id] = (signer, countName)
+            credential.signer = signer
         }
-        let extensions = try assertionExtensions(requested, id: id, record: record, verified: flags.contains(.userVerified))
-        let authData = AuthenticatorData(rpIDHash: rpIDHash(rpID), flags: allFlags, signCount: UInt32(counter), extensions: extensions.outputs.cbor)
+        var extensionData: CBOR?, hmacSecret: SecureBytes?, largeBlobKey: SecureBytes?
+        if let requested {
+            let extensions = try assertionExtensions(requested, id: id, record: record, verified: flags.contains(.userVerified))
+            (extensionData, hmacSecret, largeBlobKey) = (extensions.outputs.cbor, extensions.hmacSecret, extensions.largeBlobKey)
+        }
+        let authData = AuthenticatorData(rpIDHash: rpIDHash(rpID), flags: allFlags, signCount: UInt32(counter), extensions: extensionData)
+        var message = [UInt8]()
+        message.reserveCapacity(authData.bytes.count + clientDataHash.count)
+        message += authData.bytes
+        message += clientDataHash
         let signature: [UInt8]
-        do { signature = try signer.sign(authData.bytes + clientDataHash) } catch { throw TokenMintError(.webAuthn.other, "signing failed", underlying: error) }
+        do { signature = try signer.sign(message) } catch { throw TokenMintError(.webAuthn.other, "signing failed", underlying: error) }
         let identifiable = discoverable && flags.contains(.userVerified)
         return GetAssertionResponse(credentialID: id, authenticatorData: authData, signature: signature,
                                     userHandle: record.resident || discoverable ? record.userID : nil,
                                     user: identifiable ? (record.userName, record.userDisplayName) : nil, numberOfCredentials: count,
-                                    hmacSecret: extensions.hmacSecret, largeBlobKey: extensions.largeBlobKey)
+                                    hmacSecret: hmacSecret, largeBlobKey: largeBlobKey)
     }
-
-    /// Drops a cached signing key.
-    func forgetSigner(_ id: [UInt8]) { signers[id] = nil }
 
     /// Removes every credential.
     public func reset() throws(TokenMintError) {
         generation += 1
         do { try store.reset() } catch { throw TokenMintError(.webAuthn.other, "reset failed: \(error)", underlying: error) }
         pending = []
-        lastExtensions = GetAssertionExtensions()
-        signers = [:]
-        records = [:]
+        lastExtensions = nil
+        known = [:]
     }
 }

@@ -124,6 +124,17 @@ struct StoreTests {
         #expect(secrets == [SecureBytes([4]), nil])
         let counters = try store.transaction { tx in try ["c", "c2"].map { try tx.counter($0) } }
         #expect(counters == [5, 0])
+        // The store reuses one transaction: a failure undoes its own changes, never those
+        // of transactions that committed before it (an increment that made its counter too).
+        #expect(try store.transaction { tx in try tx.increment("c", by: 1) } == 6)
+        #expect(try store.transaction { tx in try tx.increment("c3", by: 2) } == 2)
+        #expect(throws: Boom.self) {
+            try store.transaction { tx in
+                _ = try tx.increment("c", by: 100)
+                throw Boom()
+            }
+        }
+        #expect(try store.transaction { tx in try ["c", "c3"].map { try tx.counter($0) } } == [6, 2])
     }
 
     @Test("grouped transactions, SQLite and memory: 32 at once, each its own result; one that throws leaves nothing and gets its error")

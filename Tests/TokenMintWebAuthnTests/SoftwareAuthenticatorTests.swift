@@ -108,6 +108,31 @@ struct SoftwareAuthenticatorTests {
         await expectCTAP(0x30) { _ = try await session.getNextAssertion() }
     }
 
+    @Test("what the authenticator keeps of a credential after signing follows a rename, a delete and a reset")
+    func keptCredentialFollowsChanges() async throws {
+        let session = try SoftwareAuthenticator(store: InMemoryStore(), supportsUserVerification: true)
+        let credential = try await Self.register(session, alg: .edDSA, resident: true, user: [7])
+        let hash = [UInt8](repeating: 5, count: 32)
+        let uv = SoftwareAuthenticator.GetAssertionOptions(userVerification: true)
+        let before = try await session.getAssertion(clientDataHash: hash, rpID: Self.rp, options: uv)
+        #expect(before.user?.name == "alice" && before.authenticatorData.signCount == 1)
+        // Renamed after its key was opened and kept: the next assertion names the new user.
+        try await session.updateUser(credentialID: credential.credentialID, userID: [7], name: "renamed", displayName: "R")
+        let after = try await session.getAssertion(clientDataHash: hash, rpID: Self.rp, options: uv)
+        #expect(after.user?.name == "renamed" && after.user?.displayName == "R" && after.authenticatorData.signCount == 2)
+        // The kept key still signs what the registered public key verifies.
+        #expect(credential.publicKey.isValidSignature(after.signature, for: after.authenticatorData.bytes + hash))
+        // Deleted: neither the allow list nor discovery finds it, though its key was kept.
+        try await session.deleteCredential(credential.credentialID)
+        await expectCTAP(0x2E) { _ = try await session.getAssertion(clientDataHash: hash, rpID: Self.rp, allowList: [credential.credentialID]) }
+        await expectCTAP(0x2E) { _ = try await session.getAssertion(clientDataHash: hash, rpID: Self.rp) }
+        // Reset forgets another kept credential as well.
+        let other = try await Self.register(session, alg: .es256)
+        _ = try await session.getAssertion(clientDataHash: hash, rpID: Self.rp, allowList: [other.credentialID])
+        try await session.reset()
+        await expectCTAP(0x2E) { _ = try await session.getAssertion(clientDataHash: hash, rpID: Self.rp, allowList: [other.credentialID]) }
+    }
+
     @Test("resident credentials are capped: keyStoreFull (0x28) beyond the cap, nothing stored, non-resident ones still made, reset frees")
     func residentCap() async throws {
         let session = try SoftwareAuthenticator(store: InMemoryStore(), maximumResidentCredentials: 2)
