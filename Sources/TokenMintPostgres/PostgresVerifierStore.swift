@@ -25,7 +25,7 @@ import Foundation
 public final class PostgresVerifierStore: VerifierStore, Sendable {
     let client: PostgresClient
     /// Gathers concurrent ledger inserts into one statement.
-    let batcher = LedgerBatcher()
+    let batcher: LedgerBatcher
     /// The configuration.
     public let configuration: PostgresConfiguration
     let logger: Logger
@@ -35,6 +35,7 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
     public init(configuration: PostgresConfiguration, logger: Logger = Logger(label: "tokenmint.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) {
         self.configuration = configuration
         self.logger = logger
+        batcher = LedgerBatcher(limit: configuration.statementTimeout + .seconds(1))
         var config = PostgresClient.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
             password: configuration.password, database: configuration.database,

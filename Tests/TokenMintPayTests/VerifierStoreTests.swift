@@ -126,6 +126,47 @@ struct VerifierStoreTests {
             #expect(throws: TokenMintError.self) { try PostgresConfiguration(url: bad) }
         }
     }
+
+    @Test("PostgreSQL ledger: a server that never answers gets `timeout` within the limit, for a lone insert, a batch and those queued behind it")
+    func postgresLedgerTimeout() async throws {
+        // A listening socket nobody accepts on: the connection opens, the server never speaks.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(listener >= 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && listen(listener, 64) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        try #require(bound)
+        var configuration = PostgresConfiguration(host: "127.0.0.1", port: Int(UInt16(bigEndian: address.sin_port)), username: "nobody")
+        configuration.connectTimeout = .seconds(60)
+        configuration.statementTimeout = .milliseconds(300)
+        let limit = configuration.statementTimeout + .seconds(1)
+        let clock = ContinuousClock()
+        try await PostgresVerifierStore.withStore(configuration) { store in
+            // More callers than batches on the wire: some wait behind the first two batches.
+            let outcomes = await withTaskGroup(of: (TokenMintError?, Duration).self) { group in
+                for _ in 0..<12 {
+                    group.addTask {
+                        let started = clock.now
+                        do throws(TokenMintError) {
+                            _ = try await store.recordOnce(SecureRandom.bytes(count: 32), expiresAt: 1, attempt: nil, spending: nil)
+                            return (nil, clock.now - started)
+                        } catch { return (error, clock.now - started) }
+                    }
+                }
+                return await group.reduce(into: [(TokenMintError?, Duration)]()) { $0.append($1) }
+            }
+            #expect(outcomes.count == 12 && outcomes.allSatisfy { $0.0?.code == .store.timeout })
+            // Never before the limit; and answered, not held: those behind the first
+            // batches are sent when those time out, and time out in turn (the bound
+            // is loose because other suites run at the same time and can delay a task).
+            #expect(outcomes.allSatisfy { $0.1 >= limit && $0.1 < .seconds(30) })
+        }
+    }
     #endif
 
     // MARK: The suite
