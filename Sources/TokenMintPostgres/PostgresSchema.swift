@@ -172,12 +172,14 @@ struct RecordOnce: BoundStatement {
 /// once).
 struct RecordOnceBatch: BoundStatement {
     static let sql = """
-        INSERT INTO tokenmint_ledger AS l (id, expires_at, attempt)
-        SELECT u.id, u.expires_at, nullif(u.attempt, ''::bytea) FROM unnest($1::bytea[], $2::int8[], $3::bytea[]) AS u(id, expires_at, attempt)
-        ON CONFLICT (id) DO UPDATE SET expires_at = l.expires_at
-        RETURNING l.id, (xmax = 0), l.attempt
+        WITH w AS (
+            INSERT INTO tokenmint_ledger AS l (id, expires_at, attempt)
+            SELECT u.id, u.expires_at, nullif(u.attempt, ''::bytea) FROM unnest($1::bytea[], $2::int8[], $3::bytea[]) AS u(id, expires_at, attempt)
+            ON CONFLICT (id) DO UPDATE SET expires_at = l.expires_at
+            RETURNING l.id, (xmax = 0) AS fresh, l.attempt)
+        SELECT id, attempt FROM w WHERE NOT fresh
         """
-    typealias Row = (ByteBuffer, Bool, ByteBuffer?)
+    typealias Row = (ByteBuffer, ByteBuffer?)
     let identifiers: [ByteBuffer], expiresAt: [Int64], attempts: [ByteBuffer]
 
     var values: [(any PostgresEncodable)?] { [identifiers, expiresAt, attempts] }

@@ -189,8 +189,8 @@ extension PostgresVerifierStore {
         let rows: [[UInt8]: (inserted: Bool, attempt: [UInt8]?)]
         do {
             var out: [[UInt8]: (inserted: Bool, attempt: [UInt8]?)] = [:]
-            for try await (id, inserted, attempt) in try await client.execute(statement, logger: logger) {
-                out[Array(id.readableBytesView)] = (inserted, attempt.map { Array($0.readableBytesView) })
+            for try await (id, attempt) in try await client.execute(statement, logger: logger) {
+                out[Array(id.readableBytesView)] = (false, attempt.map { Array($0.readableBytesView) })
             }
             rows = out
         } catch {
@@ -199,9 +199,7 @@ extension PostgresVerifierStore {
         }
         var answered: Set<[UInt8]> = []
         return batch.map { entry in
-            guard let row = rows[entry.identifier] else {
-                return .failure(TokenMintError(.store.databaseFailure, "the ledger insert returned no row for an identifier"))
-            }
+            let row = rows[entry.identifier] ?? (true, firsts[entry.identifier]?.attempt)
             // As RecordOnce: inserted now, or already there from the same attempt.
             let first = answered.insert(entry.identifier).inserted
             let sameAttempt = entry.attempt.map { $0 == row.attempt } ?? false
