@@ -122,13 +122,13 @@ enum VerifierScaleSuite {
                         // Each cell starts just after a checkpoint, so neither meets one
                         // halfway (its full-page writes made single rows swing by a fifth
                         // between runs); a server that refuses CHECKPOINT is measured as it is.
-                        progress("verifier scale-out: PostgreSQL ledger insert, \(level) callers, round \(round)/\(rounds)")
                         _ = try? await client.query("CHECKPOINT")
+                        progress("verifier scale-out: PostgreSQL ledger insert, \(level) callers, round \(round)/\(rounds)")
                         ledger.append(try await measure("PostgreSQL ledger (recordOnce only)", concurrency: level, count: perCell) { _ in
                             _ = try await store.recordOnce(SecureRandom.bytes(count: 32), expiresAt: 10_000_000_000)
                         })
-                        progress("verifier scale-out: bare INSERT, \(level) connections, round \(round)/\(rounds)")
                         _ = try? await client.query("CHECKPOINT")
+                        progress("verifier scale-out: bare INSERT, \(level) connections, round \(round)/\(rounds)")
                         plain.append(try await measure("bare INSERT … ON CONFLICT (postgres-nio)", concurrency: level, count: perCell) { _ in
                             let id = ByteBuffer(bytes: SecureRandom.bytes(count: 32))
                             try await client.query("INSERT INTO tokenmint_bench_ledger (id, expires_at) VALUES (\(id), \(Int64(0))) ON CONFLICT DO NOTHING")
