@@ -164,12 +164,15 @@ struct RecordOnce: BoundStatement {
 }
 
 /// Insert-once for many identifiers in one statement (the group commit of
-/// concurrent verifiers): one round trip and one commit for the lot. Each
-/// row back is an identifier, whether this statement inserted it, and the
-/// attempt it holds; the caller decides each answer as `RecordOnce` does. An
-/// empty attempt stands for none (attempts are 1 to 64 bytes). Identifiers
-/// are distinct within a statement (`ON CONFLICT DO UPDATE` may touch a row
-/// once).
+/// concurrent verifiers): one round trip and one commit for the lot. Rows
+/// come back only for the identifiers this statement did not insert, each
+/// with the attempt it holds, and one last row with no identifier counts
+/// those it inserted: the caller checks that the two cover every identifier
+/// sent (an insert skipped without a row, by a trigger or a rule, fails the
+/// batch instead of passing for new) and decides each answer as `RecordOnce`
+/// does. An empty attempt stands for none (attempts are 1 to 64 bytes).
+/// Identifiers are distinct within a statement (`ON CONFLICT DO UPDATE` may
+/// touch a row once).
 struct RecordOnceBatch: BoundStatement {
     static let sql = """
         WITH w AS (
@@ -177,9 +180,10 @@ struct RecordOnceBatch: BoundStatement {
             SELECT u.id, u.expires_at, nullif(u.attempt, ''::bytea) FROM unnest($1::bytea[], $2::int8[], $3::bytea[]) AS u(id, expires_at, attempt)
             ON CONFLICT (id) DO UPDATE SET expires_at = l.expires_at
             RETURNING l.id, (xmax = 0) AS fresh, l.attempt)
-        SELECT id, attempt FROM w WHERE NOT fresh
+        SELECT id, attempt, 0::int8 FROM w WHERE NOT fresh
+        UNION ALL SELECT NULL, NULL, count(*) FROM w WHERE fresh
         """
-    typealias Row = (ByteBuffer, ByteBuffer?)
+    typealias Row = (ByteBuffer?, ByteBuffer?, Int64)
     let identifiers: [ByteBuffer], expiresAt: [Int64], attempts: [ByteBuffer]
 
     var values: [(any PostgresEncodable)?] { [identifiers, expiresAt, attempts] }

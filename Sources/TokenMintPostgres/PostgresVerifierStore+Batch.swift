@@ -12,12 +12,13 @@ internal import PostgresNIO
 /// inserts that arrive meanwhile form the next one.
 ///
 /// Time limit: one watchdog task looks at the batches on the wire while
-/// there are any, and answers a batch that has had no answer within the
-/// limit with `timeout`, freeing its place on the wire. A late answer to it
-/// is dropped (its verifiers were told the answer was lost: a retry is
-/// refused, never accepted twice). One watchdog for every batch, instead of
-/// a timer and two tasks per batch, measured 20.3k → 22.1k inserts/s at 16
-/// callers.
+/// there are any (every quarter of the limit, at most every second), and
+/// answers a batch that has had no answer within the limit with `timeout`,
+/// cancels its sender and gives its place on the wire to what waits. A late
+/// answer to it is dropped (its verifiers were told the answer was lost: a
+/// retry is refused, never accepted twice). One watchdog for every batch,
+/// instead of a timer and two tasks per batch, measured 20.3k → 21.4–22.7k
+/// inserts/s at 16 callers.
 final class LedgerBatcher: Sendable {
     struct Entry: Sendable {
         let identifier: [UInt8]
@@ -26,32 +27,63 @@ final class LedgerBatcher: Sendable {
         let continuation: CheckedContinuation<Result<Bool, TokenMintError>, Never>
     }
 
-    /// A batch on the wire: its entries, and when it is late.
+    /// A sender's task, which the watchdog cancels when its batch is late
+    /// (a query still waiting for a pooled connection then withdraws).
+    final class Sender: Sendable {
+        private let state = Locked<(task: Task<Void, Never>?, cancelled: Bool)>((nil, false))
+
+        /// Binds the task running this sender (cancelled at once if already asked).
+        func attach(_ task: Task<Void, Never>) {
+            if state.withLock({ state -> Bool in
+                state.task = task
+                return state.cancelled
+            }) { task.cancel() }
+        }
+
+        /// Cancels the sender's task, now or when it is attached.
+        func cancel() {
+            state.withLock { state -> Task<Void, Never>? in
+                state.cancelled = true
+                return state.task
+            }?.cancel()
+        }
+    }
+
+    /// A batch on the wire: its entries, its sender, and when it is late.
     struct Flight {
         let entries: [Entry]
+        let sender: Sender
         let deadline: ContinuousClock.Instant
     }
 
-    /// A batch to send, under its flight number.
-    struct Launch {
+    /// A batch to send, under its flight number, by `sender`.
+    struct Launch: Sendable {
         let batch: [Entry]
         let flight: Int
+        let sender: Sender
         let startsWatchdog: Bool
     }
 
+    /// What the batcher holds, under its lock.
     struct State {
+        /// Inserts waiting for a batch.
         var pending: [Entry] = []
-        /// Senders running: each has one batch on the wire.
+        /// Batches on the wire (late ones leave it, though their senders may
+        /// still wait for an answer they will drop).
         var inFlight = 0
+        /// The batches on the wire, by flight number.
         var flights: [Int: Flight] = [:]
+        /// The next flight number.
         var nextFlight = 0
+        /// Whether a watchdog runs.
         var watching = false
     }
 
     /// Batches on the wire at once (each holds a pooled connection). Two
     /// measured best on the 2-core VM at 16 callers (1: 19.0k inserts/s,
-    /// 2: 20.2k, 4: 14.6k; again with the watchdog, 1: 19.6k, 2: 22.1k,
-    /// 3: 20.1k): fewer, larger batches cost the server less.
+    /// 2: 20.2k, 4: 14.6k; with the watchdog, in one run each: 1: 19.6k,
+    /// 2: 22.1k, 3: 20.1k; later, in the same minutes: 2: 18.8k, 3: 17.8k,
+    /// 4: 17.4k): fewer, larger batches cost the server less.
     static let maximumInFlight = 2
     /// Identifiers per statement.
     static let maximumBatch = 256
@@ -60,6 +92,7 @@ final class LedgerBatcher: Sendable {
     let limit: Duration
     private let state = Locked(State())
 
+    /// A batcher whose batches may wait `limit` for their answers.
     init(limit: Duration) { self.limit = limit }
 
     /// Records `identifier` once, in whichever batch takes it.
@@ -70,28 +103,31 @@ final class LedgerBatcher: Sendable {
                 state.pending.append(entry)
                 guard state.inFlight < Self.maximumInFlight else { return nil }
                 state.inFlight += 1
-                return launchNext(&state)
+                return launchNext(&state, by: nil)
             }
             if let launch { start(launch, store: store) }
         }
         return try result.get()
     }
 
-    /// Takes the next batch from `pending` and puts it on the wire's list.
-    private func launchNext(_ state: inout State) -> Launch {
+    /// Takes the next batch from `pending` and puts it on the wire's list,
+    /// for `sender` (nil: a new one).
+    private func launchNext(_ state: inout State, by sender: Sender?) -> Launch {
         let batch = Array(state.pending.prefix(Self.maximumBatch))
         state.pending.removeFirst(batch.count)
         let flight = state.nextFlight
         state.nextFlight &+= 1
-        state.flights[flight] = Flight(entries: batch, deadline: .now + limit)
+        let sender = sender ?? Sender()
+        state.flights[flight] = Flight(entries: batch, sender: sender, deadline: .now + limit)
         let startsWatchdog = !state.watching
         state.watching = true
-        return Launch(batch: batch, flight: flight, startsWatchdog: startsWatchdog)
+        return Launch(batch: batch, flight: flight, sender: sender, startsWatchdog: startsWatchdog)
     }
 
+    /// Runs a new sender for `launch` (and the watchdog, when none runs).
     private func start(_ launch: Launch, store: PostgresVerifierStore) {
         if launch.startsWatchdog { Task { await self.watch(store: store) } }
-        Task { await self.send(launch, store: store) }
+        launch.sender.attach(Task { await self.send(launch, store: store) })
     }
 
     /// Sends a batch, answers it, and goes on with what queued meanwhile.
@@ -107,7 +143,7 @@ final class LedgerBatcher: Sendable {
                     state.inFlight -= 1
                     return (true, nil)
                 }
-                return (true, launchNext(&state))
+                return (true, launchNext(&state, by: launch.sender))
             }
             if mine {
                 for (entry, answer) in zip(launch.batch, answers) { entry.continuation.resume(returning: answer) }
@@ -135,7 +171,7 @@ final class LedgerBatcher: Sendable {
                 var launches: [Launch] = []
                 while state.inFlight < Self.maximumInFlight, !state.pending.isEmpty {
                     state.inFlight += 1
-                    launches.append(launchNext(&state))
+                    launches.append(launchNext(&state, by: nil))
                 }
                 // This watchdog goes on while anything is on the wire; a launch
                 // made after it stops starts another.
@@ -143,11 +179,14 @@ final class LedgerBatcher: Sendable {
                 if done { state.watching = false }
                 return (late, launches, done)
             }
-            let error = TokenMintError(.store.timeout, "ledger insert: no answer within \(limit) (server unreachable or overloaded)")
-            for flight in late {
-                for entry in flight.entries { entry.continuation.resume(returning: .failure(error)) }
+            if !late.isEmpty {
+                let error = TokenMintError(.store.timeout, "ledger insert: no answer within \(limit) (server unreachable or overloaded)")
+                for flight in late {
+                    flight.sender.cancel()
+                    for entry in flight.entries { entry.continuation.resume(returning: .failure(error)) }
+                }
             }
-            for launch in launches { Task { await self.send(launch, store: store) } }
+            for launch in launches { start(launch, store: store) }
             if done { return }
         }
     }
@@ -189,8 +228,13 @@ extension PostgresVerifierStore {
         let rows: [[UInt8]: (inserted: Bool, attempt: [UInt8]?)]
         do {
             var out: [[UInt8]: (inserted: Bool, attempt: [UInt8]?)] = [:]
-            for try await (id, attempt) in try await client.execute(statement, logger: logger) {
-                out[Array(id.readableBytesView)] = (false, attempt.map { Array($0.readableBytesView) })
+            var inserted: Int64 = 0
+            for try await (id, attempt, count) in try await client.execute(statement, logger: logger) {
+                if let id { out[Array(id.readableBytesView)] = (false, attempt.map { Array($0.readableBytesView) }) } else { inserted += count }
+            }
+            // Fail closed: every identifier sent is either inserted (counted) or returned.
+            guard inserted + Int64(out.count) == Int64(order.count) else {
+                throw TokenMintError(.store.databaseFailure, "the ledger insert answered for \(inserted + Int64(out.count)) of \(order.count) identifiers")
             }
             rows = out
         } catch {

@@ -78,7 +78,7 @@ public final class InMemoryStore: KeyValueStore, @unchecked Sendable {
                 case .counter(let name, let old): store.counters[name] = old
                 }
             }
-            undo = []
+            undo.removeAll(keepingCapacity: true)
         }
 
         /// Forgets the changes of a transaction that committed, keeping the

@@ -176,10 +176,14 @@ public actor SoftwareAuthenticator {
     /// counter's store name and, once it has signed, its opened key (each
     /// open costs a key derivation). The counters themselves are never cached.
     final class Known {
+        /// The credential's record, as last stored.
         var record: Record
+        /// The store name of its signature counter.
         let countName: String
+        /// Its signing key, once opened.
         var signer: Signer?
 
+        /// What is kept of credential `id`, whose record is `record`.
         init(_ record: Record, id: [UInt8]) {
             self.record = record
             self.countName = SoftwareAuthenticator.name("count", id)
@@ -583,8 +587,9 @@ public actor SoftwareAuthenticator {
             guard await askUser(confirmPresence, request) else { throw TokenMintError(.webAuthn.operationDenied, "the user did not confirm presence") }
             flags.insert(.userPresent)
         }
+        // Always set: another getAssertion may have left its own while the user was asked.
+        pending = others.map { (id: $0, hash: clientDataHash) }
         if !others.isEmpty {
-            pending = others.map { (id: $0, hash: clientDataHash) }
             pendingDeadline = ContinuousClock.now + SoftwareAuthenticator.nextAssertionWindow
             pendingRP = rpID
         }
@@ -669,6 +674,10 @@ public actor SoftwareAuthenticator {
         var allFlags = flags
         if backupEligible { allFlags.insert(.backupEligible) }
         if backupState { allFlags.insert(.backupState) }
+        // The credential may have been deleted, replaced or reset away while
+        // the user was asked (getAssertion's caller read it before): then no
+        // counter is spent and nothing is signed.
+        guard known[id] === credential else { throw TokenMintError(.webAuthn.invalidCredential, "the credential vanished") }
         // The counter is committed before the signature is made, in a
         // commit shared with the assertions running at the same moment. What
         // the actor holds for this assertion is read before the wait.
@@ -688,6 +697,7 @@ public actor SoftwareAuthenticator {
             }
         }
         guard generation == started else { throw TokenMintError(.webAuthn.invalidCredential, "the authenticator was reset during the assertion") }
+        guard known[id] === credential else { throw TokenMintError(.webAuthn.invalidCredential, "the credential was deleted during the assertion") }
         guard counter <= Int64(UInt32.max) else { throw TokenMintError(.webAuthn.invalidCredential, "the signature counter is exhausted") }
         let signer: Signer
         if let cached {

@@ -133,6 +133,55 @@ struct SoftwareAuthenticatorTests {
         await expectCTAP(0x2E) { _ = try await session.getAssertion(clientDataHash: hash, rpID: Self.rp, allowList: [other.credentialID]) }
     }
 
+    /// Holds the next presence check until released, and says when it is waiting.
+    final class PresenceGate: @unchecked Sendable {
+        private let lock = NSLock()
+        private var armed = false
+        let entered: AsyncStream<Void>
+        private let enteredContinuation: AsyncStream<Void>.Continuation
+        private let released: AsyncStream<Void>
+        private let releaseContinuation: AsyncStream<Void>.Continuation
+
+        init() {
+            (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
+            (released, releaseContinuation) = AsyncStream<Void>.makeStream()
+        }
+
+        /// The next presence check waits for ``release()``.
+        func arm() { lock.withLock { armed = true } }
+        func release() { releaseContinuation.yield() }
+
+        func confirm() async -> Bool {
+            guard lock.withLock({ () -> Bool in defer { armed = false }; return armed }) else { return true }
+            enteredContinuation.yield()
+            for await _ in released { break }
+            return true
+        }
+    }
+
+    @Test("a credential deleted while the user is asked for presence is neither counted nor used (0x22), whether its key was open or not")
+    func deletedDuringPresence() async throws {
+        let gate = PresenceGate()
+        let store = InMemoryStore()
+        let session = try SoftwareAuthenticator(store: store, confirmPresence: { _ in await gate.confirm() })
+        let hash = [UInt8](repeating: 3, count: 32)
+        var waiting = gate.entered.makeAsyncIterator()
+        for keyOpen in [false, true] {
+            let credential = try await Self.register(session, alg: .edDSA, resident: true, user: [keyOpen ? 2 : 1])
+            let id = credential.credentialID
+            if keyOpen { _ = try await session.getAssertion(clientDataHash: hash, rpID: Self.rp, allowList: [id]) }
+            let countName = "fido2.count." + Base64URL.encode(id)
+            gate.arm()
+            let assertion = Task { try await session.getAssertion(clientDataHash: hash, rpID: Self.rp, allowList: [id]) }
+            _ = await waiting.next()
+            try await session.deleteCredential(id)
+            let counted = try store.transaction { tx in try tx.counter(countName) }
+            gate.release()
+            await expectCTAP(0x22) { _ = try await assertion.value }
+            #expect(try store.transaction { tx in try tx.counter(countName) } == counted)
+        }
+    }
+
     @Test("resident credentials are capped: keyStoreFull (0x28) beyond the cap, nothing stored, non-resident ones still made, reset frees")
     func residentCap() async throws {
         let session = try SoftwareAuthenticator(store: InMemoryStore(), maximumResidentCredentials: 2)

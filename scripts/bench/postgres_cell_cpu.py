@@ -14,6 +14,7 @@ are printed after, unchanged. Linux only; the server must run on this machine.
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -45,8 +46,9 @@ def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     binary, url = sys.argv[1:]
+    report_file = tempfile.TemporaryFile()  # the report, read after the run (a pipe could fill up)
     proc = subprocess.Popen([binary, "--filter", "none", "--no-scaling", "--postgres", url],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=report_file, stderr=subprocess.PIPE)
     # Each progress line is "\r\x1b[K<text>": a carriage return starts a cell.
     marks, labels, text = [], [], b""
     while True:
@@ -61,8 +63,9 @@ def main():
                 break
         else:
             text += c
-    report = proc.stdout.read().decode()
     proc.wait()
+    report_file.seek(0)
+    report = report_file.read().decode()
     print(f"{'cell':58s} {'wall s':>7s} {'client µs/op':>13s} {'server µs/op':>13s} {'cores busy':>11s}")
     for label, (t0, c0, s0), (t1, c1, s1) in zip(labels, marks, marks[1:]):
         if "insert" not in label and "INSERT" not in label:

@@ -86,6 +86,11 @@ enum VerifierScaleSuite {
 
         var postgres = try PostgresConfiguration(url: url)
         postgres.maximumConnections = 16
+        // The run empties the ledger table: only a server on this machine
+        // (scripts/postgres-cluster's throwaway one), never a shared database.
+        guard ["127.0.0.1", "localhost", "::1"].contains(postgres.host) else {
+            throw BenchError("--postgres empties the ledger it is given: use a throwaway server on this machine (scripts/postgres-cluster), not \(postgres.host)")
+        }
         var rows: [Row] = []
         let sqlite = try SQLiteStore(path: directory + "/scale-ledger.sqlite", masterKey: .key(SecureBytes(randomCount: 32)))
         let sqliteVerifier = try PaymentTokenVerifier(store: sqlite, lifetime: 86_400, clock: .system)

@@ -8,7 +8,8 @@ import Foundation
 ///     tokenmint-bench [--quick] [--filter TEXT] [--json FILE] [--svg FILE] [--no-scaling] [--postgres URL] [--durable]
 ///
 /// `--postgres URL` adds the verifier scale-out table (PostgreSQL and SQLite
-/// ledgers at 1, 4 and 16 concurrent verifiers, and a bare insert loop);
+/// ledgers at 1, 4 and 16 concurrent verifiers, and a bare insert loop; it
+/// empties the ledger, so only a throwaway server on this machine is taken);
 /// `--durable` the durable paths (quota, ledger, FIDO2 counters, refresh
 /// rotation) at 1, 4 and 16 concurrent callers, SQLite next to memory.
 struct Options {
