@@ -192,6 +192,7 @@ public actor SoftwareAuthenticator {
     /// The credentials read so far, by ID: one lookup per assertion.
     private var known: [[UInt8]: Known] = [:]
 
+
     enum Signer {
         case ed25519(Ed25519.PrivateKey)
         case ecdsa(ECDSA.PrivateKey)
@@ -431,7 +432,7 @@ public actor SoftwareAuthenticator {
             guard record.resident else { return [] }
             return try SoftwareAuthenticator.addResident(credentialID, rpID: record.rpID, userID: record.userID, cap: cap, in: tx)
         }
-        for id in replaced { known[id] = nil }
+        for id in replaced { forget(id) }
     }
 
     /// Appends a resident credential to its RP's index and counts it, in the
@@ -540,7 +541,14 @@ public actor SoftwareAuthenticator {
     }
 
     /// Forgets what the actor keeps of credential `id` (its record and key).
-    func forget(_ id: [UInt8]) { known[id] = nil }
+    func forget(_ id: [UInt8]) {
+        known[id] = nil
+        forgotten &+= 1
+    }
+
+    /// Counts what was forgotten (deletes, replacements, resets): an entry
+    /// read before a wait is checked again only when this moved meanwhile.
+    private var forgotten = 0
 
     /// getAssertion (CTAP2 authenticatorGetAssertion). With an empty allow
     /// list, the RP's resident credentials are used (newest first).
@@ -582,6 +590,7 @@ public actor SoftwareAuthenticator {
             }
         }
         guard let first else { throw TokenMintError(.webAuthn.noCredentials, "no credential for \(rpID)") }
+        let readAt = forgotten
         var flags: AuthenticatorData.Flags = verified ? [.userVerified] : []
         if options.userPresence {
             guard await askUser(confirmPresence, request) else { throw TokenMintError(.webAuthn.operationDenied, "the user did not confirm presence") }
@@ -594,7 +603,7 @@ public actor SoftwareAuthenticator {
             pendingRP = rpID
         }
         lastExtensions = options.extensions.isEmpty ? nil : options.extensions
-        return try await assert(first.id, credential: first.credential, clientDataHash: clientDataHash, rpID: rpID, flags: flags, count: 1 + others.count,
+        return try await assert(first.id, credential: first.credential, readAt: readAt, clientDataHash: clientDataHash, rpID: rpID, flags: flags, count: 1 + others.count,
                                 discoverable: allowList.isEmpty)
     }
 
@@ -658,8 +667,8 @@ public actor SoftwareAuthenticator {
 
     /// Signs one assertion with credential `id`; `credential` is what the
     /// actor keeps of it when the caller has just read it.
-    func assert(_ id: [UInt8], credential given: Known? = nil, clientDataHash: [UInt8], rpID: String, flags: AuthenticatorData.Flags,
-                count: Int, discoverable: Bool) async throws(TokenMintError) -> GetAssertionResponse
+    func assert(_ id: [UInt8], credential given: Known? = nil, readAt: Int = 0, clientDataHash: [UInt8], rpID: String,
+                flags: AuthenticatorData.Flags, count: Int, discoverable: Bool) async throws(TokenMintError) -> GetAssertionResponse
     {
         lastFlags = flags
         lastDiscoverable = discoverable
@@ -675,9 +684,12 @@ public actor SoftwareAuthenticator {
         if backupEligible { allFlags.insert(.backupEligible) }
         if backupState { allFlags.insert(.backupState) }
         // The credential may have been deleted, replaced or reset away while
-        // the user was asked (getAssertion's caller read it before): then no
-        // counter is spent and nothing is signed.
-        guard known[id] === credential else { throw TokenMintError(.webAuthn.invalidCredential, "the credential vanished") }
+        // the user was asked (getAssertion read it before, at `readAt`): then
+        // no counter is spent and nothing is signed.
+        if given != nil, forgotten != readAt, known[id] !== credential {
+            throw TokenMintError(.webAuthn.invalidCredential, "the credential vanished")
+        }
+        let forgottenBefore = forgotten
         // The counter is committed before the signature is made, in a
         // commit shared with the assertions running at the same moment. What
         // the actor holds for this assertion is read before the wait.
@@ -697,7 +709,9 @@ public actor SoftwareAuthenticator {
             }
         }
         guard generation == started else { throw TokenMintError(.webAuthn.invalidCredential, "the authenticator was reset during the assertion") }
-        guard known[id] === credential else { throw TokenMintError(.webAuthn.invalidCredential, "the credential was deleted during the assertion") }
+        if forgotten != forgottenBefore, known[id] !== credential {
+            throw TokenMintError(.webAuthn.invalidCredential, "the credential was deleted during the assertion")
+        }
         guard counter <= Int64(UInt32.max) else { throw TokenMintError(.webAuthn.invalidCredential, "the signature counter is exhausted") }
         let signer: Signer
         if let cached {
@@ -737,5 +751,6 @@ public actor SoftwareAuthenticator {
         pending = []
         lastExtensions = nil
         known = [:]
+        forgotten &+= 1
     }
 }
