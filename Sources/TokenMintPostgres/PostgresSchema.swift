@@ -278,6 +278,12 @@ struct GrantLookup: BoundStatement {
 
 /// PostgreSQL failures as `TokenMintError`s.
 enum PostgresErrors {
+    /// A store error passes as it is; any other is mapped by ``storeError(_:_:)``.
+    static func typed(_ error: any Error, _ what: String) -> TokenMintError {
+        if let error = error as? TokenMintError, error.code.domain == "store" { return error }
+        return storeError(error, what)
+    }
+
     static func storeError(_ error: any Error, _ what: String) -> TokenMintError {
         if error is CancellationError { return TokenMintError(.store.timeout, "\(what): cancelled") }
         if let transaction = error as? PostgresTransactionError {

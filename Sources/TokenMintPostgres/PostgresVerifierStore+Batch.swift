@@ -198,10 +198,7 @@ extension PostgresVerifierStore {
     /// or the answer was lost: a retry is refused, never accepted twice).
     func recordBatch(_ batch: [LedgerBatcher.Entry]) async -> [Result<Bool, TokenMintError>] {
         // The batcher's watchdog keeps the time limit: no timer per batch.
-        func failure(_ error: any Error) -> TokenMintError {
-            if let error = error as? TokenMintError, error.code.domain == "store" { return error }
-            return PostgresErrors.storeError(error, "ledger insert")
-        }
+        func failure(_ error: any Error) -> TokenMintError { PostgresErrors.typed(error, "ledger insert") }
         // A batch of one takes the single-row statement, which the server runs faster.
         if batch.count == 1, let entry = batch.first {
             let statement = RecordOnce(identifier: ByteBuffer(bytes: entry.identifier), expiresAt: entry.expiresAt,

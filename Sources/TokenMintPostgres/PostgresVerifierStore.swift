@@ -35,7 +35,7 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
     public init(configuration: PostgresConfiguration, logger: Logger = Logger(label: "tokenmint.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) {
         self.configuration = configuration
         self.logger = logger
-        batcher = LedgerBatcher(limit: configuration.statementTimeout + .seconds(1))
+        batcher = LedgerBatcher(limit: Self.callLimit(configuration))
         var config = PostgresClient.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
             password: configuration.password, database: configuration.database,
@@ -214,12 +214,15 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
 
     // MARK: Limits and errors
 
+    /// How long a call waits for its answer: the server's statement timeout and a second.
+    static func callLimit(_ configuration: PostgresConfiguration) -> Duration { configuration.statementTimeout + .seconds(1) }
+
     /// Runs `body` with the client, within the time limit, mapping every
     /// failure to a `TokenMintError`.
     func bounded<T: Sendable>(
         _ what: String, limit: Duration? = nil, _ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T
     ) async throws(TokenMintError) -> T {
-        let limit = limit ?? configuration.statementTimeout + .seconds(1)
+        let limit = limit ?? Self.callLimit(configuration)
         let client = self.client
         let logger = self.logger
         // The answer and the time limit race; whichever comes first answers
@@ -242,8 +245,7 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
         }
         switch result {
         case .success(let value): return value
-        case .failure(let error as TokenMintError) where error.code.domain == "store": throw error
-        case .failure(let error): throw PostgresErrors.storeError(error, what)
+        case .failure(let error): throw PostgresErrors.typed(error, what)
         }
     }
 }

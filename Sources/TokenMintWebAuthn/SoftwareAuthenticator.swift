@@ -192,7 +192,6 @@ public actor SoftwareAuthenticator {
     /// The credentials read so far, by ID: one lookup per assertion.
     private var known: [[UInt8]: Known] = [:]
 
-
     enum Signer {
         case ed25519(Ed25519.PrivateKey)
         case ecdsa(ECDSA.PrivateKey)
@@ -205,9 +204,6 @@ public actor SoftwareAuthenticator {
         }
     }
     private var pendingRP = ""
-    /// Bumped by ``reset()``: an assertion that waited for its counter's
-    /// commit across a reset answers nothing and caches nothing.
-    private var generation = 0
 
     /// A session over `store`. BE and BS are fixed for the authenticator's life.
     /// `confirmPresence` and `verifyUser` ask the user; without them every
@@ -696,7 +692,6 @@ public actor SoftwareAuthenticator {
         let cached = credential.signer
         let requested = lastExtensions
         let alwaysZero = signCountPolicy == .alwaysZero
-        let started = generation
         let countName = credential.countName
         let seed: SecureBytes?, counter: Int64
         if cached != nil {
@@ -708,9 +703,9 @@ public actor SoftwareAuthenticator {
                 (try tx.secret(SoftwareAuthenticator.name("key", id)), alwaysZero ? 0 : try tx.increment(countName, by: 1))
             }
         }
-        guard generation == started else { throw TokenMintError(.webAuthn.invalidCredential, "the authenticator was reset during the assertion") }
+        // Deleted, replaced or reset away during the commit: nothing is signed.
         if forgotten != forgottenBefore, known[id] !== credential {
-            throw TokenMintError(.webAuthn.invalidCredential, "the credential was deleted during the assertion")
+            throw TokenMintError(.webAuthn.invalidCredential, "the credential was deleted, or the authenticator reset, during the assertion")
         }
         guard counter <= Int64(UInt32.max) else { throw TokenMintError(.webAuthn.invalidCredential, "the signature counter is exhausted") }
         let signer: Signer
@@ -746,7 +741,6 @@ public actor SoftwareAuthenticator {
 
     /// Removes every credential.
     public func reset() throws(TokenMintError) {
-        generation += 1
         do { try store.reset() } catch { throw TokenMintError(.webAuthn.other, "reset failed: \(error)", underlying: error) }
         pending = []
         lastExtensions = nil
