@@ -1,8 +1,12 @@
 /* RFC 6979 deterministic ECDSA in one call: the DRBG's HMACs, k·G, k⁻¹ and
    the signature, each by libcrypto, with no allocation between them but
-   OpenSSL's own. */
+   OpenSSL's own. For P-256, k·G and k⁻¹ come from OpenSSL's own ECDSA
+   set-up fed the RFC 6979 k (nonce_source.c), which inverts k with the
+   curve's constant-time routine; elsewhere, or if that fails, k⁻¹ is
+   `BN_mod_inverse` in constant time. */
 #define OPENSSL_SUPPRESS_DEPRECATED 1 /* ECDSA_do_sign_ex: the only 3.0 entry point taking a caller's nonce */
 #include "CLibCryptoShims.h"
+#include "nonce_source.h"
 
 #include <string.h>
 #include <openssl/bn.h>
@@ -11,17 +15,19 @@
 #include <openssl/ecdsa.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/obj_mac.h>
 
 enum { MAX_SCALAR = 66, MAX_HASH = 64, MAX_T = MAX_SCALAR + MAX_HASH };
 
-/* out = HMAC_key(a ‖ [separator] ‖ b ‖ c); `out` may be `key`. */
+/* out = HMAC_key(a ‖ [separator] ‖ b ‖ c); `out` may be `key`. A NULL
+   `key` reuses the context's last key without setting it up again. */
 static int drbg_mac(EVP_MAC_CTX *ctx, uint8_t *key, size_t hlen, const uint8_t *a, size_t alen,
                     int separator, const uint8_t *b, size_t blen, const uint8_t *c, size_t clen,
                     uint8_t *out) {
     uint8_t tag[MAX_HASH];
     size_t taglen = 0;
     uint8_t sep = (uint8_t)separator;
-    int ok = EVP_MAC_init(ctx, key, hlen, NULL) == 1 && EVP_MAC_update(ctx, a, alen) == 1 &&
+    int ok = EVP_MAC_init(ctx, key, key != NULL ? hlen : 0, NULL) == 1 && EVP_MAC_update(ctx, a, alen) == 1 &&
              (separator < 0 || EVP_MAC_update(ctx, &sep, 1) == 1) &&
              (blen == 0 || EVP_MAC_update(ctx, b, blen) == 1) &&
              (clen == 0 || EVP_MAC_update(ctx, c, clen) == 1) &&
@@ -38,9 +44,45 @@ static int bits2int(BIGNUM *out, const uint8_t *bytes, size_t len, int qlen) {
     return excess <= 0 || BN_rshift(out, out, excess) == 1;
 }
 
+/* k⁻¹ and r from OpenSSL's own set-up with k armed as its nonce: 1 when
+   both came out and k⁻¹·k = 1 mod q (so the set-up used this k and no
+   other), 0 when the caller must compute them itself. A failure stops the
+   nonce source for the process, so a libcrypto that draws k differently
+   costs one attempt, not one per signature. */
+static int setup_with_nonce(EC_KEY *key, const EC_GROUP *group, const BIGNUM *k, size_t rlen,
+                            BN_CTX *bn, BIGNUM **kinv, BIGNUM **r) {
+    OSSL_LIB_CTX *nonces = tokenmint_nonce_context();
+    BN_MONT_CTX *mont = EC_GROUP_get_mont_data(group);
+    if (nonces == NULL || mont == NULL || EC_GROUP_get_curve_name(group) != NID_X9_62_prime256v1) return 0;
+    uint8_t bytes[MAX_SCALAR];
+    int ok = 0;
+    BN_CTX *setup = BN_CTX_secure_new_ex(nonces);
+    ERR_set_mark();
+    if (setup != NULL && BN_bn2binpad(k, bytes, (int)rlen) == (int)rlen) {
+        tokenmint_nonce_arm(bytes, rlen);
+        int done = ECDSA_sign_setup(key, setup, kinv, r);
+        tokenmint_nonce_disarm();
+        BN_CTX_start(bn);
+        BIGNUM *product = BN_CTX_get(bn);
+        ok = done == 1 && product != NULL && BN_to_montgomery(product, k, mont, bn) == 1 &&
+             BN_mod_mul_montgomery(product, product, *kinv, mont, bn) == 1 && BN_is_one(product);
+        BN_CTX_end(bn);
+    }
+    ERR_pop_to_mark();
+    BN_CTX_free(setup);
+    OPENSSL_cleanse(bytes, sizeof bytes);
+    if (!ok) {
+        BN_clear_free(*kinv);
+        BN_clear_free(*r);
+        *kinv = *r = NULL;
+        tokenmint_nonce_refuse();
+    }
+    return ok;
+}
+
 int tokenmint_ecdsa_sign_rfc6979(EC_KEY *key, const EVP_MAC_CTX *hmac_template, size_t hlen,
                                  const uint8_t *digest, size_t digest_len,
-                                 uint8_t *r_out, uint8_t *s_out, size_t scalar_len) {
+                                 uint8_t *r_out, uint8_t *s_out, size_t scalar_len, int curve_setup) {
     const EC_GROUP *group = EC_KEY_get0_group(key);
     const BIGNUM *order = group != NULL ? EC_GROUP_get0_order(group) : NULL;
     const BIGNUM *d = EC_KEY_get0_private_key(key);
@@ -54,7 +96,7 @@ int tokenmint_ecdsa_sign_rfc6979(EC_KEY *key, const EVP_MAC_CTX *hmac_template, 
     EVP_MAC_CTX *mac = EVP_MAC_CTX_dup(hmac_template);
     BN_CTX *bn = BN_CTX_secure_new();
     EC_POINT *point = EC_POINT_new(group);
-    BIGNUM *kinv = NULL;
+    BIGNUM *kinv = NULL, *setup_r = NULL;
     ECDSA_SIG *sig = NULL;
     if (mac == NULL || bn == NULL || point == NULL) goto done;
     BN_CTX_start(bn);
@@ -67,30 +109,39 @@ int tokenmint_ecdsa_sign_rfc6979(EC_KEY *key, const EVP_MAC_CTX *hmac_template, 
     if (BN_cmp(px, order) >= 0 && BN_sub(px, px, order) != 1) goto end;
     if (BN_bn2binpad(px, h, (int)rlen) != (int)rlen) goto end;
 
-    /* §3.2 b–g. */
+    /* §3.2 b–g. A step whose key is the one the step before used (f, and
+       every draw of h after g) keeps the context's key. */
     memset(v, 0x01, hlen);
     memset(k, 0x00, hlen);
-    for (int separator = 0; separator <= 1; separator++) {
-        if (!drbg_mac(mac, k, hlen, v, hlen, separator, x, rlen, h, rlen, k) ||
-            !drbg_mac(mac, k, hlen, v, hlen, -1, NULL, 0, NULL, 0, v)) goto end;
-    }
+    if (!drbg_mac(mac, k, hlen, v, hlen, 0, x, rlen, h, rlen, k) ||
+        !drbg_mac(mac, k, hlen, v, hlen, -1, NULL, 0, NULL, 0, v) ||
+        !drbg_mac(mac, NULL, hlen, v, hlen, 1, x, rlen, h, rlen, k) ||
+        !drbg_mac(mac, k, hlen, v, hlen, -1, NULL, 0, NULL, 0, v)) goto end;
     /* §3.2 h: draw k until it is in [1, q−1] and gives r ≠ 0 and s ≠ 0. */
     for (int round = 0; round < 64; round++) {
         size_t tlen = 0;
         while (tlen * 8 < (size_t)qlen) {
-            if (!drbg_mac(mac, k, hlen, v, hlen, -1, NULL, 0, NULL, 0, v)) goto end;
+            if (!drbg_mac(mac, NULL, hlen, v, hlen, -1, NULL, 0, NULL, 0, v)) goto end;
             memcpy(t + tlen, v, hlen);
             tlen += hlen;
         }
         if (!bits2int(kbn, t, tlen, qlen)) goto end;
         if (!BN_is_zero(kbn) && BN_cmp(kbn, order) < 0) {
-            if (EC_POINT_mul(group, point, kbn, NULL, NULL, bn) != 1 ||
-                EC_POINT_get_affine_coordinates(group, point, px, NULL, bn) != 1 ||
-                BN_nnmod(r, px, order, bn) != 1) goto end;
-            if (!BN_is_zero(r)) {
-                if ((kinv = BN_mod_inverse(NULL, kbn, order, bn)) == NULL) goto end;
+            const BIGNUM *sign_r = NULL;
+            if (curve_setup && setup_with_nonce(key, group, kbn, rlen, bn, &kinv, &setup_r)) {
+                sign_r = setup_r;
+            } else {
+                if (EC_POINT_mul(group, point, kbn, NULL, NULL, bn) != 1 ||
+                    EC_POINT_get_affine_coordinates(group, point, px, NULL, bn) != 1 ||
+                    BN_nnmod(r, px, order, bn) != 1) goto end;
+                if (!BN_is_zero(r)) {
+                    if ((kinv = BN_mod_inverse(NULL, kbn, order, bn)) == NULL) goto end;
+                    sign_r = r;
+                }
+            }
+            if (sign_r != NULL) {
                 ERR_set_mark();
-                sig = ECDSA_do_sign_ex(digest, (int)digest_len, kinv, r, key);
+                sig = ECDSA_do_sign_ex(digest, (int)digest_len, kinv, sign_r, key);
                 BN_clear_free(kinv);
                 kinv = NULL;
                 if (sig != NULL) {
@@ -108,16 +159,20 @@ int tokenmint_ecdsa_sign_rfc6979(EC_KEY *key, const EVP_MAC_CTX *hmac_template, 
                     goto end;
                 }
                 ERR_pop_to_mark();
+                BN_free(setup_r);
+                setup_r = NULL;
             }
         }
         /* K = HMAC_K(V ‖ 0x00); V = HMAC_K(V). */
-        if (!drbg_mac(mac, k, hlen, v, hlen, 0, NULL, 0, NULL, 0, k) ||
+        if (!drbg_mac(mac, NULL, hlen, v, hlen, 0, NULL, 0, NULL, 0, k) ||
             !drbg_mac(mac, k, hlen, v, hlen, -1, NULL, 0, NULL, 0, v)) goto end;
     }
     result = -1;
 end:
     BN_CTX_end(bn); /* a secure BN_CTX clears its numbers when it is freed */
 done:
+    BN_clear_free(kinv);
+    BN_free(setup_r);
     ECDSA_SIG_free(sig);
     EC_POINT_clear_free(point);
     BN_CTX_free(bn);

@@ -192,17 +192,25 @@ final class ECKeyPair: @unchecked Sendable {
 
     deinit { EC_KEY_free(ecKey) }
 
+    /// Whether P-256 RFC 6979 signing takes its set-up from OpenSSL (see
+    /// `deterministicSignature`): false once libcrypto drew a nonce in a way
+    /// the shim did not expect, after which every signature computes k⁻¹ itself.
+    static var curveSetupLive: Bool { tokenmint_ecdsa_rfc6979_curve_setup_live() == 1 }
+
     /// RFC 6979 §3.2: k from an HMAC_DRBG keyed with the private scalar and
     /// the message hash; then ECDSA with that k (§2.4). One C call
     /// (`CLibCryptoShims`) runs the DRBG's HMACs, k·G, k⁻¹ and the signature,
     /// each by libcrypto, with the DRBG's state on its stack and cleansed.
-    func deterministicSignature(digest: [UInt8], hash: HashFunction) throws(TokenMintError) -> ECDSA.Signature {
+    /// For P-256, k·G and k⁻¹ come from OpenSSL's own ECDSA set-up handed
+    /// this k; `curveSetup: false` (for tests) computes them here instead.
+    func deterministicSignature(digest: [UInt8], hash: HashFunction, curveSetup: Bool = true) throws(TokenMintError) -> ECDSA.Signature {
         let template = try HMACTemplate.forHash(hash)
         let size = curve.scalarByteCount
         var r = [UInt8](repeating: 0, count: size)
         var s = [UInt8](repeating: 0, count: size)
         let status = withExtendedLifetime(template) {
-            tokenmint_ecdsa_sign_rfc6979(ecKey, template.context, hash.digestSize, digest, digest.count, &r, &s, size)
+            tokenmint_ecdsa_sign_rfc6979(
+                ecKey, template.context, hash.digestSize, digest, digest.count, &r, &s, size, curveSetup ? 1 : 0)
         }
         switch status {
         case 1: return try ECDSA.Signature(curve: curve, r: r, s: s)

@@ -11,10 +11,20 @@
    private scalar and bits2octets(digest), then ECDSA_do_sign_ex with that k.
    `hmac_template` is an unkeyed HMAC context with the DRBG's digest set (it
    is duplicated, not changed, so threads may share it); `hlen` is that
-   digest's size. Writes r and s, each `scalar_len` bytes big-endian. Returns 1 on success, 0 when libcrypto failed, -1 when no
-   usable nonce came out of 64 rounds (probability about 2^-128 a round).
-   Every buffer that held the scalar or a DRBG value is cleansed. */
+   digest's size. Writes r and s, each `scalar_len` bytes big-endian. With
+   `curve_setup` set, a P-256 key takes k⁻¹ and r from OpenSSL's own ECDSA
+   set-up fed this k (its constant-time inverse is not exported in 3.0);
+   otherwise, and on any failure of that, k⁻¹ is `BN_mod_inverse` in
+   constant time. The signature is the same either way. Returns 1 on
+   success, 0 when libcrypto failed, -1 when no usable nonce came out of 64
+   rounds (probability about 2^-128 a round). Every buffer that held the
+   scalar or a DRBG value is cleansed. */
 int tokenmint_ecdsa_sign_rfc6979(EC_KEY *key, const EVP_MAC_CTX *hmac_template, size_t hlen,
                                  const uint8_t *digest, size_t digest_len,
-                                 uint8_t *r, uint8_t *s, size_t scalar_len);
+                                 uint8_t *r, uint8_t *s, size_t scalar_len, int curve_setup);
+
+/* 1 while P-256 signing can take its set-up from OpenSSL (above); 0 if the
+   nonce source could not be built, or was stopped after libcrypto drew k in
+   a way it did not expect. */
+int tokenmint_ecdsa_rfc6979_curve_setup_live(void);
 #endif
