@@ -133,25 +133,51 @@ final class LedgerBatcher: Sendable {
     /// Sends a batch, answers it, and goes on with what queued meanwhile.
     /// A batch the watchdog answered first is not answered again, and this
     /// sender stops: its place on the wire was given to another.
+    ///
+    /// The sender keeps one pooled connection for as long as it has batches
+    /// to send: a connection given back to the pool after every batch is
+    /// parked with a keep-alive and an idle timer (a task and a dispatch
+    /// timer each, cancelled at the next lease), which measured 19–21k →
+    /// 23k inserts/s at 16 callers once gone. A batch that failed gives its
+    /// connection back (the pool closes a broken one) and the next batch
+    /// leases another.
     private func send(_ first: Launch, store: PostgresVerifierStore) async {
-        var launch = first
-        while true {
-            let answers = await store.recordBatch(launch.batch)
-            let (mine, next) = state.withLock { state -> (Bool, Launch?) in
-                guard state.flights.removeValue(forKey: launch.flight) != nil else { return (false, nil) }
-                guard !state.pending.isEmpty else {
-                    state.inFlight -= 1
-                    return (true, nil)
+        var launch: Launch? = first
+        while let current = launch {
+            do {
+                try await store.client.withConnection { connection in
+                    while let batch = launch {
+                        let answers = await store.recordBatch(batch.batch, on: connection)
+                        launch = finish(batch, answers: answers, store: store)
+                        // A failure may be the connection's: lease another.
+                        if answers.contains(where: { if case .failure = $0 { true } else { false } }) { return }
+                    }
                 }
-                return (true, launchNext(&state, by: launch.sender))
+            } catch {
+                // No connection (or the watchdog cancelled the wait): the batch
+                // waiting for one is answered with the failure.
+                let failure = PostgresErrors.typed(error, "ledger insert")
+                launch = finish(current, answers: current.batch.map { _ in .failure(failure) }, store: store)
             }
-            if mine {
-                for (entry, answer) in zip(launch.batch, answers) { entry.continuation.resume(returning: answer) }
-            }
-            guard let next else { return }
-            if next.startsWatchdog { Task { await self.watch(store: store) } }
-            launch = next
         }
+    }
+
+    /// Answers `launch` with `answers` unless the watchdog already did, and
+    /// takes the next batch for the same sender (nil: the sender stops).
+    private func finish(_ launch: Launch, answers: [Result<Bool, TokenMintError>], store: PostgresVerifierStore) -> Launch? {
+        let (mine, next) = state.withLock { state -> (Bool, Launch?) in
+            guard state.flights.removeValue(forKey: launch.flight) != nil else { return (false, nil) }
+            guard !state.pending.isEmpty else {
+                state.inFlight -= 1
+                return (true, nil)
+            }
+            return (true, launchNext(&state, by: launch.sender))
+        }
+        if mine {
+            for (entry, answer) in zip(launch.batch, answers) { entry.continuation.resume(returning: answer) }
+        }
+        if let next, next.startsWatchdog { Task { await self.watch(store: store) } }
+        return next
     }
 
     /// While batches are on the wire: answers the late ones with `timeout`,
@@ -196,7 +222,7 @@ extension PostgresVerifierStore {
     /// One statement for `batch`; an answer per entry, in order. A failure
     /// of the statement is every entry's answer (none of them was recorded,
     /// or the answer was lost: a retry is refused, never accepted twice).
-    func recordBatch(_ batch: [LedgerBatcher.Entry]) async -> [Result<Bool, TokenMintError>] {
+    func recordBatch(_ batch: [LedgerBatcher.Entry], on connection: PostgresConnection) async -> [Result<Bool, TokenMintError>] {
         // The batcher's watchdog keeps the time limit: no timer per batch.
         func failure(_ error: any Error) -> TokenMintError { PostgresErrors.typed(error, "ledger insert") }
         // A batch of one takes the single-row statement, which the server runs faster.
@@ -204,7 +230,7 @@ extension PostgresVerifierStore {
             let statement = RecordOnce(identifier: ByteBuffer(bytes: entry.identifier), expiresAt: entry.expiresAt,
                                        attempt: entry.attempt.map { ByteBuffer(bytes: $0) })
             do {
-                for try await mine in try await client.execute(statement, logger: logger) { return [.success(mine)] }
+                for try await mine in try await connection.execute(statement, logger: logger) { return [.success(mine)] }
                 return [.success(false)]
             } catch {
                 return [.failure(failure(error))]
@@ -226,7 +252,7 @@ extension PostgresVerifierStore {
         do {
             var out: [[UInt8]: (inserted: Bool, attempt: [UInt8]?)] = [:]
             var inserted: Int64 = 0
-            for try await (id, attempt, count) in try await client.execute(statement, logger: logger) {
+            for try await (id, attempt, count) in try await connection.execute(statement, logger: logger) {
                 if let id { out[Array(id.readableBytesView)] = (false, attempt.map { Array($0.readableBytesView) }) } else { inserted += count }
             }
             // Fail closed: every identifier sent is either inserted (counted) or returned.
