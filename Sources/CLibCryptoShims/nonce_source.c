@@ -20,6 +20,7 @@
 #include <string.h>
 #include <openssl/core_dispatch.h>
 #include <openssl/core_names.h>
+#include <openssl/err.h>
 #include <openssl/params.h>
 #include <openssl/provider.h>
 #include <openssl/rand.h>
@@ -167,15 +168,17 @@ static pthread_once_t nonce_once = PTHREAD_ONCE_INIT;
 /* Built once per process and kept for its life: a library context that
    knows only the generator above. */
 static void nonce_setup(void) {
+    ERR_set_mark(); /* a context that cannot be built is no error of the signer's */
     OSSL_LIB_CTX *context = OSSL_LIB_CTX_new();
-    if (context == NULL) return;
-    if (OSSL_PROVIDER_add_builtin(context, NONCE_PROVIDER, nonce_provider_init) != 1 ||
-        OSSL_PROVIDER_load(context, NONCE_PROVIDER) == NULL ||
-        RAND_set_DRBG_type(context, NONCE_RAND, NULL, NULL, NULL) != 1) {
+    if (context != NULL &&
+        (OSSL_PROVIDER_add_builtin(context, NONCE_PROVIDER, nonce_provider_init) != 1 ||
+         OSSL_PROVIDER_load(context, NONCE_PROVIDER) == NULL ||
+         RAND_set_DRBG_type(context, NONCE_RAND, NULL, NULL, NULL) != 1)) {
         OSSL_LIB_CTX_free(context);
-        return;
+        context = NULL;
     }
     nonce_context = context;
+    ERR_pop_to_mark();
 }
 
 OSSL_LIB_CTX *tokenmint_nonce_context(void) {
@@ -185,5 +188,13 @@ OSSL_LIB_CTX *tokenmint_nonce_context(void) {
 }
 
 void tokenmint_nonce_refuse(void) { atomic_store_explicit(&nonce_refused, 1, memory_order_relaxed); }
+
+static atomic_ulong nonce_setups;
+
+void tokenmint_nonce_count_setup(void) { atomic_fetch_add_explicit(&nonce_setups, 1, memory_order_relaxed); }
+
+unsigned long tokenmint_ecdsa_rfc6979_curve_setups(void) {
+    return atomic_load_explicit(&nonce_setups, memory_order_relaxed);
+}
 
 int tokenmint_ecdsa_rfc6979_curve_setup_live(void) { return tokenmint_nonce_context() != NULL; }

@@ -5,14 +5,18 @@
 #include <stdint.h>
 #include <openssl/types.h>
 
+#define TOKENMINT_HIDDEN __attribute__((visibility("hidden")))
+
 /* The library context whose random generator serves only an armed nonce,
    or NULL when it could not be built or was refused. */
-OSSL_LIB_CTX *tokenmint_nonce_context(void);
+TOKENMINT_HIDDEN OSSL_LIB_CTX *tokenmint_nonce_context(void);
 /* Stops using that context for the rest of the process (libcrypto drew k in
    a way this file did not expect). */
-void tokenmint_nonce_refuse(void);
+TOKENMINT_HIDDEN void tokenmint_nonce_refuse(void);
+/* Counts a set-up that took an armed nonce (for tests). */
+TOKENMINT_HIDDEN void tokenmint_nonce_count_setup(void);
 /* Arms `k` (big-endian, `len` bytes; not copied) for the calling thread's
    next draw from that context; the draw disarms it. */
-void tokenmint_nonce_arm(const uint8_t *k, size_t len);
-void tokenmint_nonce_disarm(void);
+TOKENMINT_HIDDEN void tokenmint_nonce_arm(const uint8_t *k, size_t len);
+TOKENMINT_HIDDEN void tokenmint_nonce_disarm(void);
 #endif

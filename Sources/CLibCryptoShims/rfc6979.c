@@ -8,6 +8,7 @@
 #include "CLibCryptoShims.h"
 #include "nonce_source.h"
 
+#include <pthread.h>
 #include <string.h>
 #include <openssl/bn.h>
 #include <openssl/crypto.h>
@@ -21,7 +22,7 @@ enum { MAX_SCALAR = 66, MAX_HASH = 64, MAX_T = MAX_SCALAR + MAX_HASH };
 
 /* out = HMAC_key(a ‖ [separator] ‖ b ‖ c); `out` may be `key`. A NULL
    `key` reuses the context's last key without setting it up again. */
-static int drbg_mac(EVP_MAC_CTX *ctx, uint8_t *key, size_t hlen, const uint8_t *a, size_t alen,
+static int drbg_mac(EVP_MAC_CTX *ctx, const uint8_t *key, size_t hlen, const uint8_t *a, size_t alen,
                     int separator, const uint8_t *b, size_t blen, const uint8_t *c, size_t clen,
                     uint8_t *out) {
     uint8_t tag[MAX_HASH];
@@ -45,20 +46,24 @@ static int bits2int(BIGNUM *out, const uint8_t *bytes, size_t len, int qlen) {
 }
 
 /* k⁻¹ and r from OpenSSL's own set-up with k armed as its nonce: 1 when
-   both came out and k⁻¹·k = 1 mod q (so the set-up used this k and no
-   other), 0 when the caller must compute them itself. A failure stops the
-   nonce source for the process, so a libcrypto that draws k differently
-   costs one attempt, not one per signature. */
+   both came out and k⁻¹·k = 1 mod q (so the set-up inverted this k and no
+   other), 0 when the caller must compute them itself. A set-up that failed
+   once k was armed, or inverted another k, stops the nonce source for the
+   process, so a libcrypto that draws k differently costs one attempt, not
+   one per signature. r is OpenSSL's x(k·G) for the same scalar it inverted
+   (one `ecdsa_sign_setup` computes both from one BIGNUM in 3.0 to 3.5);
+   checking r would take the k·G this path exists to avoid. */
 static int setup_with_nonce(EC_KEY *key, const EC_GROUP *group, const BIGNUM *k, size_t rlen,
                             BN_CTX *bn, BIGNUM **kinv, BIGNUM **r) {
-    OSSL_LIB_CTX *nonces = tokenmint_nonce_context();
+    if (EC_GROUP_get_curve_name(group) != NID_X9_62_prime256v1) return 0;
     BN_MONT_CTX *mont = EC_GROUP_get_mont_data(group);
-    if (nonces == NULL || mont == NULL || EC_GROUP_get_curve_name(group) != NID_X9_62_prime256v1) return 0;
-    uint8_t bytes[MAX_SCALAR];
-    int ok = 0;
-    BN_CTX *setup = BN_CTX_secure_new_ex(nonces);
     ERR_set_mark();
+    OSSL_LIB_CTX *nonces = mont != NULL ? tokenmint_nonce_context() : NULL;
+    BN_CTX *setup = nonces != NULL ? BN_CTX_secure_new_ex(nonces) : NULL;
+    uint8_t bytes[MAX_SCALAR];
+    int armed = 0, ok = 0;
     if (setup != NULL && BN_bn2binpad(k, bytes, (int)rlen) == (int)rlen) {
+        armed = 1;
         tokenmint_nonce_arm(bytes, rlen);
         int done = ECDSA_sign_setup(key, setup, kinv, r);
         tokenmint_nonce_disarm();
@@ -71,13 +76,45 @@ static int setup_with_nonce(EC_KEY *key, const EC_GROUP *group, const BIGNUM *k,
     ERR_pop_to_mark();
     BN_CTX_free(setup);
     OPENSSL_cleanse(bytes, sizeof bytes);
-    if (!ok) {
+    if (ok) {
+        tokenmint_nonce_count_setup();
+    } else {
         BN_clear_free(*kinv);
         BN_clear_free(*r);
         *kinv = *r = NULL;
-        tokenmint_nonce_refuse();
+        if (armed) tokenmint_nonce_refuse();
     }
     return ok;
+}
+
+/* Whether `EVP_MAC_init` without a key restarts an HMAC context from its
+   key (OpenSSL 3.0.3 and later; in 3.0.0–3.0.2 it succeeds and changes
+   nothing, so the next tag would go on from the last one's state). Tested
+   once per process on a context of its own. */
+static int hmac_restarts;
+static pthread_once_t hmac_restarts_once = PTHREAD_ONCE_INIT;
+
+static void hmac_restart_test(void) {
+    static const uint8_t key[32] = {0x0b, 0x0b, 0x0b, 0x0b}, message[] = "restart";
+    uint8_t first[64], second[64];
+    size_t first_len = 0, second_len = 0;
+    ERR_set_mark();
+    EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    EVP_MAC_CTX *ctx = mac != NULL ? EVP_MAC_CTX_new(mac) : NULL;
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", (char *)"SHA256", 0), OSSL_PARAM_construct_end()};
+    hmac_restarts = ctx != NULL && EVP_MAC_init(ctx, key, sizeof key, params) == 1 &&
+                    EVP_MAC_update(ctx, message, sizeof message) == 1 &&
+                    EVP_MAC_final(ctx, first, &first_len, sizeof first) == 1 &&
+                    EVP_MAC_init(ctx, NULL, 0, NULL) == 1 && EVP_MAC_update(ctx, message, sizeof message) == 1 &&
+                    EVP_MAC_final(ctx, second, &second_len, sizeof second) == 1 && first_len == second_len &&
+                    first_len > 0 && memcmp(first, second, first_len) == 0;
+    EVP_MAC_CTX_free(ctx);
+    EVP_MAC_free(mac);
+    ERR_pop_to_mark();
+}
+
+int tokenmint_hmac_restarts(void) {
+    return pthread_once(&hmac_restarts_once, hmac_restart_test) == 0 && hmac_restarts;
 }
 
 int tokenmint_ecdsa_sign_rfc6979(EC_KEY *key, const EVP_MAC_CTX *hmac_template, size_t hlen,
@@ -110,18 +147,20 @@ int tokenmint_ecdsa_sign_rfc6979(EC_KEY *key, const EVP_MAC_CTX *hmac_template, 
     if (BN_bn2binpad(px, h, (int)rlen) != (int)rlen) goto end;
 
     /* §3.2 b–g. A step whose key is the one the step before used (f, and
-       every draw of h after g) keeps the context's key. */
+       every draw of h after g) keeps the context's key, where libcrypto can
+       restart a context without it; `same` is that key otherwise. */
+    const uint8_t *same = tokenmint_hmac_restarts() ? NULL : k;
     memset(v, 0x01, hlen);
     memset(k, 0x00, hlen);
     if (!drbg_mac(mac, k, hlen, v, hlen, 0, x, rlen, h, rlen, k) ||
         !drbg_mac(mac, k, hlen, v, hlen, -1, NULL, 0, NULL, 0, v) ||
-        !drbg_mac(mac, NULL, hlen, v, hlen, 1, x, rlen, h, rlen, k) ||
+        !drbg_mac(mac, same, hlen, v, hlen, 1, x, rlen, h, rlen, k) ||
         !drbg_mac(mac, k, hlen, v, hlen, -1, NULL, 0, NULL, 0, v)) goto end;
     /* §3.2 h: draw k until it is in [1, q−1] and gives r ≠ 0 and s ≠ 0. */
     for (int round = 0; round < 64; round++) {
         size_t tlen = 0;
         while (tlen * 8 < (size_t)qlen) {
-            if (!drbg_mac(mac, NULL, hlen, v, hlen, -1, NULL, 0, NULL, 0, v)) goto end;
+            if (!drbg_mac(mac, same, hlen, v, hlen, -1, NULL, 0, NULL, 0, v)) goto end;
             memcpy(t + tlen, v, hlen);
             tlen += hlen;
         }
@@ -164,7 +203,7 @@ int tokenmint_ecdsa_sign_rfc6979(EC_KEY *key, const EVP_MAC_CTX *hmac_template, 
             }
         }
         /* K = HMAC_K(V ‖ 0x00); V = HMAC_K(V). */
-        if (!drbg_mac(mac, NULL, hlen, v, hlen, 0, NULL, 0, NULL, 0, k) ||
+        if (!drbg_mac(mac, same, hlen, v, hlen, 0, NULL, 0, NULL, 0, k) ||
             !drbg_mac(mac, k, hlen, v, hlen, -1, NULL, 0, NULL, 0, v)) goto end;
     }
     result = -1;

@@ -197,6 +197,37 @@ final class ECKeyPair: @unchecked Sendable {
     /// the shim did not expect, after which every signature computes k⁻¹ itself.
     static var curveSetupLive: Bool { tokenmint_ecdsa_rfc6979_curve_setup_live() == 1 }
 
+    /// How many P-256 RFC 6979 signatures in this process took their set-up
+    /// from OpenSSL.
+    static var curveSetups: UInt { UInt(tokenmint_ecdsa_rfc6979_curve_setups()) }
+
+    /// RFC 6979 signing (r‖s) with the private scalar `privateKey` on any
+    /// curve OpenSSL knows by short name. For tests: the §3.2 h.3 retry
+    /// (a candidate k ≥ q) needs a curve whose order is far below 2^qlen,
+    /// such as RFC 6979 A.1.2's K-163; the NIST prime curves almost never
+    /// take it.
+    static func deterministicSignature(
+        curveNamed name: String, privateKey: [UInt8], digest: [UInt8], hash: HashFunction
+    ) throws(TokenMintError) -> [UInt8] {
+        let nid = OBJ_sn2nid(name)
+        guard nid != NID_undef, let key = EC_KEY_new_by_curve_name(nid), let group = EC_KEY_get0_group(key) else {
+            throw TokenMintError(.crypto.unsupportedAlgorithm, "no curve \(name) in this libcrypto")
+        }
+        defer { EC_KEY_free(key) }
+        guard let scalar = BN_bin2bn(privateKey, Int32(privateKey.count), nil) else { throw OpenSSL.failure("BN_bin2bn") }
+        defer { BN_clear_free(scalar) }
+        guard EC_KEY_set_private_key(key, scalar) == 1 else { throw OpenSSL.error(.crypto.invalidKey, "private scalar on \(name)") }
+        let size = (Int(BN_num_bits(EC_GROUP_get0_order(group))) + 7) / 8
+        let template = try HMACTemplate.forHash(hash)
+        var r = [UInt8](repeating: 0, count: size)
+        var s = [UInt8](repeating: 0, count: size)
+        let status = withExtendedLifetime(template) {
+            tokenmint_ecdsa_sign_rfc6979(key, template.context, hash.digestSize, digest, digest.count, &r, &s, size, 1)
+        }
+        guard status == 1 else { throw OpenSSL.failure("RFC 6979 signing on \(name)") }
+        return r + s
+    }
+
     /// RFC 6979 §3.2: k from an HMAC_DRBG keyed with the private scalar and
     /// the message hash; then ECDSA with that k (§2.4). One C call
     /// (`CLibCryptoShims`) runs the DRBG's HMACs, k·G, k⁻¹ and the signature,

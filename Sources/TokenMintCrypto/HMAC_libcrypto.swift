@@ -1,5 +1,6 @@
 import TokenMintCore
 internal import CLibCrypto
+internal import CLibCryptoShims
 import Synchronization
 
 // The OpenSSL side of HMAC and HMACKey (the public API is in HMAC.swift and
@@ -14,8 +15,14 @@ import Synchronization
 /// threads tagging with one key take different slots without waiting for
 /// each other (a lock here made two threads slower than one at 0.35 µs a
 /// tag). Spares hold the same keyed state as the template and are freed
-/// (cleansed) with it.
+/// (cleansed) with it. Where libcrypto cannot restart a context without its
+/// key (OpenSSL 3.0.0–3.0.2), no context is kept: every tag duplicates the
+/// template.
 final class KeyedMAC: @unchecked Sendable {
+    /// Whether `EVP_MAC_init` without a key restarts a context from its key
+    /// (tested once per process by the shim).
+    static let restarts = tokenmint_hmac_restarts() == 1
+
     private let template: OpaquePointer
     /// A kept context's address, or 0.
     private let spare0 = Atomic<UInt>(0)
@@ -89,7 +96,7 @@ final class KeyedMAC: @unchecked Sendable {
         // Re-armed before it is parked: the outer hash's final state (the tag
         // itself, which may be a secret: a PRF output, a PIN token) is
         // overwritten now, not when the context is next used.
-        guard EVP_MAC_init(context, nil, 0, nil) == 1, keep(context) else {
+        guard Self.restarts, EVP_MAC_init(context, nil, 0, nil) == 1, keep(context) else {
             EVP_MAC_CTX_free(context)
             OpenSSL.clearErrors()
             return length
