@@ -87,6 +87,9 @@ final class LedgerBatcher: Sendable {
     static let maximumInFlight = 2
     /// Identifiers per statement.
     static let maximumBatch = 256
+    /// How long a sender keeps one pooled connection before it gives it
+    /// back and leases again (behind whatever else waits for one).
+    static let maximumHold: Duration = .milliseconds(20)
 
     /// How long a batch may wait for its answer.
     let limit: Duration
@@ -134,30 +137,40 @@ final class LedgerBatcher: Sendable {
     /// A batch the watchdog answered first is not answered again, and this
     /// sender stops: its place on the wire was given to another.
     ///
-    /// The sender keeps one pooled connection for as long as it has batches
-    /// to send: a connection given back to the pool after every batch is
-    /// parked with a keep-alive and an idle timer (a task and a dispatch
-    /// timer each, cancelled at the next lease), which measured 19–21k →
-    /// 23k inserts/s at 16 callers once gone. A batch that failed gives its
-    /// connection back (the pool closes a broken one) and the next batch
-    /// leases another.
+    /// The sender keeps one pooled connection while it has batches to send,
+    /// for at most ``maximumHold``: a connection given back to the pool after
+    /// every batch is parked with a keep-alive and an idle timer (a task and a
+    /// dispatch timer each, cancelled at the next lease), which measured
+    /// 19–21k → 22–23.5k inserts/s at 16 callers once gone; given back at
+    /// least every ``maximumHold``, it still reaches the other calls waiting
+    /// for a connection in their turn, however small the pool. A batch that
+    /// failed closes its connection (a broken or poisoned one is not leased
+    /// again) and the next batch leases another.
     private func send(_ first: Launch, store: PostgresVerifierStore) async {
         var launch: Launch? = first
-        while let current = launch {
+        while launch != nil {
             do {
+                // Nothing in this closure throws: an error here is the lease's,
+                // before any batch of it was sent.
                 try await store.client.withConnection { connection in
+                    let leased = ContinuousClock.now
                     while let batch = launch {
                         let answers = await store.recordBatch(batch.batch, on: connection)
                         launch = finish(batch, answers: answers, store: store)
-                        // A failure may be the connection's: lease another.
-                        if answers.contains(where: { if case .failure = $0 { true } else { false } }) { return }
+                        if answers.contains(where: { if case .failure = $0 { true } else { false } }) {
+                            try? await connection.close()
+                            return
+                        }
+                        if ContinuousClock.now - leased >= Self.maximumHold { return }
                     }
                 }
             } catch {
                 // No connection (or the watchdog cancelled the wait): the batch
                 // waiting for one is answered with the failure.
-                let failure = PostgresErrors.typed(error, "ledger insert")
-                launch = finish(current, answers: current.batch.map { _ in .failure(failure) }, store: store)
+                if let waiting = launch {
+                    let failure = PostgresErrors.typed(error, "ledger insert")
+                    launch = finish(waiting, answers: waiting.batch.map { _ in .failure(failure) }, store: store)
+                }
             }
         }
     }

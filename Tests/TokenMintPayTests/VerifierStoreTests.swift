@@ -172,6 +172,48 @@ struct VerifierStoreTests {
             #expect(outcomes.allSatisfy { $0.1 >= limit && $0.1 < .seconds(30) })
         }
     }
+
+    /// The ledger's batch senders keep their pooled connections between
+    /// batches, but give them back in turn: with a pool of two (both held by
+    /// senders under load), another call still gets a connection quickly.
+    /// 1,200 callers keep more than two full batches (256 each) waiting, so a
+    /// sender always has another batch: one that kept its connection until it
+    /// had none left held both to the end of the load, and this read timed out.
+    @Test("PostgreSQL ledger under load leaves a two-connection pool to other calls",
+          .enabled(if: Backend.postgresAvailable, postgresReason), .timeLimit(.minutes(1)))
+    func postgresLedgerSharesPool() async throws {
+        var configuration = try PostgresConfiguration(url: try #require(Backend.postgresURL))
+        configuration.maximumConnections = 2
+        let clock = ContinuousClock()
+        try await PostgresVerifierStore.withStore(configuration) { store in
+            _ = try await store.migrate()
+            let stop = Locked(false)
+            let waited = try await withThrowingTaskGroup(of: Duration?.self) { group in
+                for _ in 0..<1200 {
+                    group.addTask {
+                        let started = clock.now
+                        while !stop.withLock({ $0 }), clock.now - started < .seconds(8) {
+                            _ = try await store.recordOnce(SecureRandom.bytes(count: 32), expiresAt: 1, attempt: nil, spending: nil)
+                        }
+                        return nil
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(for: .milliseconds(500))  // the senders hold both connections by now
+                    let started = clock.now
+                    _ = try await store.deviceRecord("nobody")
+                    let waited = clock.now - started
+                    stop.withLock { $0 = true }
+                    return waited
+                }
+                var waited: Duration?
+                for try await result in group { if let result { waited = result } }
+                return waited
+            }
+            // Held to the end of the load, the read times out at the 6 s limit.
+            #expect(try #require(waited) < .seconds(4))
+        }
+    }
     #endif
 
     // MARK: The suite
