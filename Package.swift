@@ -91,7 +91,8 @@ let package = Package(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
         // C glue over libcrypto where a Swift round trip per step would cost
-        // more than the step (RFC 6979 signing). No primitive lives here.
+        // more than the step (RFC 6979 signing), and the nonce source that
+        // hands RFC 6979's k to OpenSSL's ECDSA set-up. No primitive lives here.
         .target(
             name: "CLibCryptoShims",
             dependencies: ["CLibCrypto"]),
@@ -154,6 +155,8 @@ let package = Package(
             dependencies: [
                 "TokenMintCore", "TokenMintPay", "TokenMintStore",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+                // Its pool's lease errors (ConnectionPoolError), which PostgresNIO passes on unmapped.
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings),

@@ -9,9 +9,15 @@
    and fails every other draw, so nothing else can ever read from it.
 
    It is not a random generator and produces nothing of its own: it hands
-   over bytes. The caller checks that the k⁻¹ it gets back is the inverse
-   of its k (so a libcrypto that drew k any other way is caught), and falls
-   back to computing k⁻¹ itself on any failure. */
+   over bytes. The caller (rfc6979.c) checks that the k⁻¹ it gets back is
+   the inverse of its k, and computes k·G and k⁻¹ itself on any failure; a
+   refused draw or a k⁻¹ of another k (a libcrypto that draws k otherwise)
+   stops the hand-over for the rest of the process. r is taken as OpenSSL
+   computes it, x(k·G) of the scalar it inverted (one set-up call makes both
+   from one BIGNUM in 3.0 to 3.5); checking it would cost the k·G this
+   saves. Only P-256 uses it: on the generic curves, OpenSSL's ladder draws
+   a blinding value from the same generator, and their signing met its goal
+   without it. */
 #include "nonce_source.h"
 #include "CLibCryptoShims.h"
 
@@ -29,15 +35,18 @@
    is made), disarmed by the first draw and by `nonce_disarm`. */
 static _Thread_local const uint8_t *armed;
 static _Thread_local size_t armed_len;
+static _Thread_local int refused;
 
 void tokenmint_nonce_arm(const uint8_t *k, size_t len) {
     armed = k;
     armed_len = len;
+    refused = 0;
 }
 
-void tokenmint_nonce_disarm(void) {
+int tokenmint_nonce_disarm(void) {
     armed = NULL;
     armed_len = 0;
+    return refused;
 }
 
 /* The generator's instance holds only its state: the bytes live with the
@@ -75,8 +84,12 @@ static int nonce_generate(void *vinstance, unsigned char *out, size_t outlen, un
     (void)vinstance; (void)strength; (void)prediction_resistance; (void)adin; (void)adin_len;
     const uint8_t *k = armed;
     size_t len = armed_len;
-    tokenmint_nonce_disarm();
-    if (k == NULL || outlen < len) return 0;
+    armed = NULL;
+    armed_len = 0;
+    if (k == NULL || outlen < len) {
+        refused = 1;
+        return 0;
+    }
     memset(out, 0, outlen - len);
     memcpy(out + (outlen - len), k, len);
     return 1;
@@ -188,13 +201,5 @@ OSSL_LIB_CTX *tokenmint_nonce_context(void) {
 }
 
 void tokenmint_nonce_refuse(void) { atomic_store_explicit(&nonce_refused, 1, memory_order_relaxed); }
-
-static atomic_ulong nonce_setups;
-
-void tokenmint_nonce_count_setup(void) { atomic_fetch_add_explicit(&nonce_setups, 1, memory_order_relaxed); }
-
-unsigned long tokenmint_ecdsa_rfc6979_curve_setups(void) {
-    return atomic_load_explicit(&nonce_setups, memory_order_relaxed);
-}
 
 int tokenmint_ecdsa_rfc6979_curve_setup_live(void) { return tokenmint_nonce_context() != NULL; }

@@ -13,10 +13,10 @@ TOKENMINT_HIDDEN OSSL_LIB_CTX *tokenmint_nonce_context(void);
 /* Stops using that context for the rest of the process (libcrypto drew k in
    a way this file did not expect). */
 TOKENMINT_HIDDEN void tokenmint_nonce_refuse(void);
-/* Counts a set-up that took an armed nonce (for tests). */
-TOKENMINT_HIDDEN void tokenmint_nonce_count_setup(void);
 /* Arms `k` (big-endian, `len` bytes; not copied) for the calling thread's
    next draw from that context; the draw disarms it. */
 TOKENMINT_HIDDEN void tokenmint_nonce_arm(const uint8_t *k, size_t len);
-TOKENMINT_HIDDEN void tokenmint_nonce_disarm(void);
+/* Disarms; 1 when a draw since arming was refused (nothing armed, or
+   shorter than k): libcrypto drew in a way the source does not serve. */
+TOKENMINT_HIDDEN int tokenmint_nonce_disarm(void);
 #endif

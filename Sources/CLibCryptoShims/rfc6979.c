@@ -1,9 +1,7 @@
 /* RFC 6979 deterministic ECDSA in one call: the DRBG's HMACs, k·G, k⁻¹ and
    the signature, each by libcrypto, with no allocation between them but
-   OpenSSL's own. For P-256, k·G and k⁻¹ come from OpenSSL's own ECDSA
-   set-up fed the RFC 6979 k (nonce_source.c), which inverts k with the
-   curve's constant-time routine; elsewhere, or if that fails, k⁻¹ is
-   `BN_mod_inverse` in constant time. */
+   OpenSSL's own. How P-256 gets k·G and k⁻¹ from OpenSSL's own set-up is
+   described in nonce_source.c. */
 #define OPENSSL_SUPPRESS_DEPRECATED 1 /* ECDSA_do_sign_ex: the only 3.0 entry point taking a caller's nonce */
 #include "CLibCryptoShims.h"
 #include "nonce_source.h"
@@ -19,6 +17,10 @@
 #include <openssl/obj_mac.h>
 
 enum { MAX_SCALAR = 66, MAX_HASH = 64, MAX_T = MAX_SCALAR + MAX_HASH };
+
+/* Whether the calling thread's last signature took k·G and k⁻¹ from
+   OpenSSL's set-up (`tokenmint_ecdsa_rfc6979_took_curve_setup`). */
+static _Thread_local int took_curve_setup;
 
 /* out = HMAC_key(a ‖ [separator] ‖ b ‖ c); `out` may be `key`. A NULL
    `key` reuses the context's last key without setting it up again. */
@@ -45,14 +47,11 @@ static int bits2int(BIGNUM *out, const uint8_t *bytes, size_t len, int qlen) {
     return excess <= 0 || BN_rshift(out, out, excess) == 1;
 }
 
-/* k⁻¹ and r from OpenSSL's own set-up with k armed as its nonce: 1 when
-   both came out and k⁻¹·k = 1 mod q (so the set-up inverted this k and no
-   other), 0 when the caller must compute them itself. A set-up that failed
-   once k was armed, or inverted another k, stops the nonce source for the
-   process, so a libcrypto that draws k differently costs one attempt, not
-   one per signature. r is OpenSSL's x(k·G) for the same scalar it inverted
-   (one `ecdsa_sign_setup` computes both from one BIGNUM in 3.0 to 3.5);
-   checking r would take the k·G this path exists to avoid. */
+/* k⁻¹ and r from OpenSSL's own set-up with k armed as its nonce
+   (nonce_source.c): 1 when both came out and k⁻¹·k = 1 mod q, 0 when the
+   caller must compute them itself. Only a libcrypto that drew k in a way
+   the nonce source does not serve (a draw refused, or k⁻¹ of another k)
+   stops the hand-over for the process; an allocation failure does not. */
 static int setup_with_nonce(EC_KEY *key, const EC_GROUP *group, const BIGNUM *k, size_t rlen,
                             BN_CTX *bn, BIGNUM **kinv, BIGNUM **r) {
     if (EC_GROUP_get_curve_name(group) != NID_X9_62_prime256v1) return 0;
@@ -61,28 +60,30 @@ static int setup_with_nonce(EC_KEY *key, const EC_GROUP *group, const BIGNUM *k,
     OSSL_LIB_CTX *nonces = mont != NULL ? tokenmint_nonce_context() : NULL;
     BN_CTX *setup = nonces != NULL ? BN_CTX_secure_new_ex(nonces) : NULL;
     uint8_t bytes[MAX_SCALAR];
-    int armed = 0, ok = 0;
+    int ok = 0, unexpected = 0;
     if (setup != NULL && BN_bn2binpad(k, bytes, (int)rlen) == (int)rlen) {
-        armed = 1;
         tokenmint_nonce_arm(bytes, rlen);
         int done = ECDSA_sign_setup(key, setup, kinv, r);
-        tokenmint_nonce_disarm();
-        BN_CTX_start(bn);
-        BIGNUM *product = BN_CTX_get(bn);
-        ok = done == 1 && product != NULL && BN_to_montgomery(product, k, mont, bn) == 1 &&
-             BN_mod_mul_montgomery(product, product, *kinv, mont, bn) == 1 && BN_is_one(product);
-        BN_CTX_end(bn);
+        unexpected = tokenmint_nonce_disarm();
+        if (done == 1) {
+            BN_CTX_start(bn);
+            BIGNUM *product = BN_CTX_get(bn);
+            if (product != NULL && BN_to_montgomery(product, k, mont, bn) == 1 &&
+                BN_mod_mul_montgomery(product, product, *kinv, mont, bn) == 1) {
+                ok = BN_is_one(product);
+                unexpected |= !ok;
+            }
+            BN_CTX_end(bn);
+        }
     }
     ERR_pop_to_mark();
     BN_CTX_free(setup);
     OPENSSL_cleanse(bytes, sizeof bytes);
-    if (ok) {
-        tokenmint_nonce_count_setup();
-    } else {
+    if (!ok) {
         BN_clear_free(*kinv);
         BN_clear_free(*r);
         *kinv = *r = NULL;
-        if (armed) tokenmint_nonce_refuse();
+        if (unexpected) tokenmint_nonce_refuse();
     }
     return ok;
 }
@@ -113,13 +114,15 @@ static void hmac_restart_test(void) {
     ERR_pop_to_mark();
 }
 
+int tokenmint_ecdsa_rfc6979_took_curve_setup(void) { return took_curve_setup; }
+
 int tokenmint_hmac_restarts(void) {
     return pthread_once(&hmac_restarts_once, hmac_restart_test) == 0 && hmac_restarts;
 }
 
 int tokenmint_ecdsa_sign_rfc6979(EC_KEY *key, const EVP_MAC_CTX *hmac_template, size_t hlen,
                                  const uint8_t *digest, size_t digest_len,
-                                 uint8_t *r_out, uint8_t *s_out, size_t scalar_len, int curve_setup) {
+                                 uint8_t *r_out, uint8_t *s_out, size_t scalar_len, int flags) {
     const EC_GROUP *group = EC_KEY_get0_group(key);
     const BIGNUM *order = group != NULL ? EC_GROUP_get0_order(group) : NULL;
     const BIGNUM *d = EC_KEY_get0_private_key(key);
@@ -132,10 +135,11 @@ int tokenmint_ecdsa_sign_rfc6979(EC_KEY *key, const EVP_MAC_CTX *hmac_template, 
     int result = 0;
     EVP_MAC_CTX *mac = EVP_MAC_CTX_dup(hmac_template);
     BN_CTX *bn = BN_CTX_secure_new();
-    EC_POINT *point = EC_POINT_new(group);
+    EC_POINT *point = NULL; /* k·G here, when OpenSSL's set-up does not make it */
     BIGNUM *kinv = NULL, *setup_r = NULL;
     ECDSA_SIG *sig = NULL;
-    if (mac == NULL || bn == NULL || point == NULL) goto done;
+    took_curve_setup = 0;
+    if (mac == NULL || bn == NULL) goto done;
     BN_CTX_start(bn);
     BIGNUM *kbn = BN_CTX_get(bn), *px = BN_CTX_get(bn), *r = BN_CTX_get(bn);
     if (r == NULL) goto end;
@@ -149,7 +153,7 @@ int tokenmint_ecdsa_sign_rfc6979(EC_KEY *key, const EVP_MAC_CTX *hmac_template, 
     /* §3.2 b–g. A step whose key is the one the step before used (f, and
        every draw of h after g) keeps the context's key, where libcrypto can
        restart a context without it; `same` is that key otherwise. */
-    const uint8_t *same = tokenmint_hmac_restarts() ? NULL : k;
+    const uint8_t *same = tokenmint_hmac_restarts() && !(flags & TOKENMINT_RFC6979_REKEY) ? NULL : k;
     memset(v, 0x01, hlen);
     memset(k, 0x00, hlen);
     if (!drbg_mac(mac, k, hlen, v, hlen, 0, x, rlen, h, rlen, k) ||
@@ -167,9 +171,12 @@ int tokenmint_ecdsa_sign_rfc6979(EC_KEY *key, const EVP_MAC_CTX *hmac_template, 
         if (!bits2int(kbn, t, tlen, qlen)) goto end;
         if (!BN_is_zero(kbn) && BN_cmp(kbn, order) < 0) {
             const BIGNUM *sign_r = NULL;
-            if (curve_setup && setup_with_nonce(key, group, kbn, rlen, bn, &kinv, &setup_r)) {
+            if ((flags & TOKENMINT_RFC6979_CURVE_SETUP) && setup_with_nonce(key, group, kbn, rlen, bn, &kinv, &setup_r)) {
                 sign_r = setup_r;
+                took_curve_setup = 1;
             } else {
+                took_curve_setup = 0;
+                if (point == NULL && (point = EC_POINT_new(group)) == NULL) goto end;
                 if (EC_POINT_mul(group, point, kbn, NULL, NULL, bn) != 1 ||
                     EC_POINT_get_affine_coordinates(group, point, px, NULL, bn) != 1 ||
                     BN_nnmod(r, px, order, bn) != 1) goto end;

@@ -194,12 +194,67 @@ final class ECKeyPair: @unchecked Sendable {
 
     /// Whether P-256 RFC 6979 signing takes its set-up from OpenSSL (see
     /// `deterministicSignature`): false once libcrypto drew a nonce in a way
-    /// the shim did not expect, after which every signature computes k⁻¹ itself.
+    /// the shim does not serve, after which the shim makes k·G and k⁻¹ itself.
     static var curveSetupLive: Bool { tokenmint_ecdsa_rfc6979_curve_setup_live() == 1 }
 
-    /// How many P-256 RFC 6979 signatures in this process took their set-up
-    /// from OpenSSL.
-    static var curveSetups: UInt { UInt(tokenmint_ecdsa_rfc6979_curve_setups()) }
+    /// How an RFC 6979 signature is made; the defaults are the library's,
+    /// the others let tests run the paths a libcrypto may force.
+    struct DeterministicOptions {
+        /// P-256 takes k·G and k⁻¹ from OpenSSL's own ECDSA set-up handed
+        /// this k; off, the shim makes them (as it does for other curves).
+        var curveSetup = true
+        /// Every DRBG step keys its HMAC afresh, as libcrypto 3.0.0–3.0.2
+        /// needs (on later ones, steps that keep their key restart it).
+        var rekeyEveryStep = false
+    }
+
+    /// RFC 6979 §3.2: k from an HMAC_DRBG keyed with the private scalar and
+    /// the message hash; then ECDSA with that k (§2.4). One C call
+    /// (`CLibCryptoShims`) runs the DRBG's HMACs, k·G, k⁻¹ and the signature,
+    /// each by libcrypto, with the DRBG's state on its stack and cleansed.
+    func deterministicSignature(digest: [UInt8], hash: HashFunction, options: DeterministicOptions = .init()) throws(TokenMintError) -> ECDSA.Signature {
+        let (r, s, _) = try Self.deterministicSign(ecKey, size: curve.scalarByteCount, digest: digest, hash: hash, options: options)
+        return try ECDSA.Signature(curve: curve, r: r, s: s)
+    }
+
+    /// The C call behind every RFC 6979 signature: r, s, and whether OpenSSL's
+    /// set-up made k·G and k⁻¹.
+    private static func deterministicSign(
+        _ key: OpaquePointer, size: Int, digest: [UInt8], hash: HashFunction, options: DeterministicOptions
+    ) throws(TokenMintError) -> (r: [UInt8], s: [UInt8], tookCurveSetup: Bool) {
+        let template = try HMACTemplate.forHash(hash)
+        var r = [UInt8](repeating: 0, count: size)
+        var s = [UInt8](repeating: 0, count: size)
+        let flags = (options.curveSetup ? Int32(TOKENMINT_RFC6979_CURVE_SETUP) : 0)
+            | (options.rekeyEveryStep ? Int32(TOKENMINT_RFC6979_REKEY) : 0)
+        let (status, took) = withExtendedLifetime(template) {
+            let status = tokenmint_ecdsa_sign_rfc6979(key, template.context, hash.digestSize, digest, digest.count, &r, &s, size, flags)
+            // Read on the thread that signed: the C call is synchronous.
+            return (status, tokenmint_ecdsa_rfc6979_took_curve_setup() == 1)
+        }
+        switch status {
+        case 1: return (r, s, took)
+        case -1: throw TokenMintError(.crypto.libraryFailure, "RFC 6979: no usable nonce found")
+        default: throw OpenSSL.failure("RFC 6979 signing")
+        }
+    }
+
+    /// For tests: r‖s and whether OpenSSL's set-up was taken, for this key.
+    func deterministicSignatureTrace(digest: [UInt8], hash: HashFunction, options: DeterministicOptions) throws(TokenMintError) -> (signature: ECDSA.Signature, tookCurveSetup: Bool) {
+        let (r, s, took) = try Self.deterministicSign(ecKey, size: curve.scalarByteCount, digest: digest, hash: hash, options: options)
+        return (try ECDSA.Signature(curve: curve, r: r, s: s), took)
+    }
+
+    /// Whether this libcrypto knows the curve `name` (an OpenSSL short name).
+    static func knowsCurve(named name: String) -> Bool {
+        let nid = OBJ_sn2nid(name)
+        guard nid != NID_undef, let group = EC_GROUP_new_by_curve_name(nid) else {
+            OpenSSL.clearErrors()
+            return false
+        }
+        EC_GROUP_free(group)
+        return true
+    }
 
     /// RFC 6979 signing (r‖s) with the private scalar `privateKey` on any
     /// curve OpenSSL knows by short name. For tests: the §3.2 h.3 retry
@@ -207,10 +262,11 @@ final class ECKeyPair: @unchecked Sendable {
     /// such as RFC 6979 A.1.2's K-163; the NIST prime curves almost never
     /// take it.
     static func deterministicSignature(
-        curveNamed name: String, privateKey: [UInt8], digest: [UInt8], hash: HashFunction
+        curveNamed name: String, privateKey: [UInt8], digest: [UInt8], hash: HashFunction, options: DeterministicOptions = .init()
     ) throws(TokenMintError) -> [UInt8] {
         let nid = OBJ_sn2nid(name)
         guard nid != NID_undef, let key = EC_KEY_new_by_curve_name(nid), let group = EC_KEY_get0_group(key) else {
+            OpenSSL.clearErrors()
             throw TokenMintError(.crypto.unsupportedAlgorithm, "no curve \(name) in this libcrypto")
         }
         defer { EC_KEY_free(key) }
@@ -218,35 +274,7 @@ final class ECKeyPair: @unchecked Sendable {
         defer { BN_clear_free(scalar) }
         guard EC_KEY_set_private_key(key, scalar) == 1 else { throw OpenSSL.error(.crypto.invalidKey, "private scalar on \(name)") }
         let size = (Int(BN_num_bits(EC_GROUP_get0_order(group))) + 7) / 8
-        let template = try HMACTemplate.forHash(hash)
-        var r = [UInt8](repeating: 0, count: size)
-        var s = [UInt8](repeating: 0, count: size)
-        let status = withExtendedLifetime(template) {
-            tokenmint_ecdsa_sign_rfc6979(key, template.context, hash.digestSize, digest, digest.count, &r, &s, size, 1)
-        }
-        guard status == 1 else { throw OpenSSL.failure("RFC 6979 signing on \(name)") }
+        let (r, s, _) = try deterministicSign(key, size: size, digest: digest, hash: hash, options: options)
         return r + s
-    }
-
-    /// RFC 6979 §3.2: k from an HMAC_DRBG keyed with the private scalar and
-    /// the message hash; then ECDSA with that k (§2.4). One C call
-    /// (`CLibCryptoShims`) runs the DRBG's HMACs, k·G, k⁻¹ and the signature,
-    /// each by libcrypto, with the DRBG's state on its stack and cleansed.
-    /// For P-256, k·G and k⁻¹ come from OpenSSL's own ECDSA set-up handed
-    /// this k; `curveSetup: false` (for tests) computes them here instead.
-    func deterministicSignature(digest: [UInt8], hash: HashFunction, curveSetup: Bool = true) throws(TokenMintError) -> ECDSA.Signature {
-        let template = try HMACTemplate.forHash(hash)
-        let size = curve.scalarByteCount
-        var r = [UInt8](repeating: 0, count: size)
-        var s = [UInt8](repeating: 0, count: size)
-        let status = withExtendedLifetime(template) {
-            tokenmint_ecdsa_sign_rfc6979(
-                ecKey, template.context, hash.digestSize, digest, digest.count, &r, &s, size, curveSetup ? 1 : 0)
-        }
-        switch status {
-        case 1: return try ECDSA.Signature(curve: curve, r: r, s: s)
-        case -1: throw TokenMintError(.crypto.libraryFailure, "RFC 6979: no usable nonce found")
-        default: throw OpenSSL.failure("RFC 6979 signing")
-        }
     }
 }

@@ -24,13 +24,17 @@ final class KeyedMAC: @unchecked Sendable {
     static let restarts = tokenmint_hmac_restarts() == 1
 
     private let template: OpaquePointer
+    /// Whether finished contexts are restarted and kept (``restarts``, unless
+    /// a test asks for the path of a libcrypto that cannot).
+    private let keepsContexts: Bool
     /// A kept context's address, or 0.
     private let spare0 = Atomic<UInt>(0)
     private let spare1 = Atomic<UInt>(0)
     private let spare2 = Atomic<UInt>(0)
     private let spare3 = Atomic<UInt>(0)
 
-    init(key: SecureBytes, hash: HashFunction) throws(TokenMintError) {
+    init(key: SecureBytes, hash: HashFunction, keepsContexts: Bool = KeyedMAC.restarts) throws(TokenMintError) {
+        self.keepsContexts = keepsContexts
         guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else { throw OpenSSL.failure("EVP_MAC_fetch HMAC") }
         defer { EVP_MAC_free(mac) }
         guard let context = EVP_MAC_CTX_new(mac) else { throw OpenSSL.failure("EVP_MAC_CTX_new") }
@@ -96,7 +100,11 @@ final class KeyedMAC: @unchecked Sendable {
         // Re-armed before it is parked: the outer hash's final state (the tag
         // itself, which may be a secret: a PRF output, a PIN token) is
         // overwritten now, not when the context is next used.
-        guard Self.restarts, EVP_MAC_init(context, nil, 0, nil) == 1, keep(context) else {
+        guard keepsContexts else {
+            EVP_MAC_CTX_free(context)
+            return length
+        }
+        guard EVP_MAC_init(context, nil, 0, nil) == 1, keep(context) else {
             EVP_MAC_CTX_free(context)
             OpenSSL.clearErrors()
             return length
@@ -106,8 +114,9 @@ final class KeyedMAC: @unchecked Sendable {
 }
 
 /// Unkeyed HMAC contexts with the digest set, one per hash, for RFC 6979's
-/// DRBG, whose key changes at every step: the signer duplicates the template
-/// (no algorithm fetch per call) and rekeys the copy with `EVP_MAC_init`.
+/// DRBG: the signer duplicates the template (no algorithm fetch per call),
+/// keys the copy with `EVP_MAC_init` where the DRBG's key changes, and
+/// restarts it without a key where a step keeps the key of the one before.
 final class HMACTemplate: @unchecked Sendable {
     /// SHA-256/384/512, the hashes JOSE and WebAuthn sign with, made once.
     private static let prefetched: [HashFunction: HMACTemplate] = {

@@ -22,6 +22,10 @@ enum OpenSSL {
     /// Forgets any queued errors (after an expected failure, such as a bad signature).
     static func clearErrors() { ERR_clear_error() }
 
+    /// The running libcrypto's version, as `OPENSSL_VERSION_NUMBER` spells
+    /// it (0xMNN00PP0: 3.0.3 is 0x30000030).
+    static var versionNumber: UInt { UInt(OpenSSL_version_num()) }
+
     /// A `TokenMintError` with OpenSSL's queued error text appended.
     static func error(_ code: TokenMintError.Code, _ what: String, file: String = #fileID, line: UInt = #line) -> TokenMintError {
         let detail = drainErrors()

@@ -2,6 +2,7 @@
 import TokenMintCore
 import TokenMintStore
 internal import PostgresNIO
+internal import _ConnectionPoolModule
 
 /// The tables, as numbered migrations. A migration is never edited once
 /// released; a change is a new migration.
@@ -286,6 +287,11 @@ enum PostgresErrors {
 
     static func storeError(_ error: any Error, _ what: String) -> TokenMintError {
         if error is CancellationError { return TokenMintError(.store.timeout, "\(what): cancelled") }
+        // A lease the pool could not give (PostgresNIO passes these on as
+        // they are): the client-side code each one amounts to.
+        if let pool = error as? ConnectionPoolError {
+            return clientError(pool == .requestCancelled ? .queryCancelled : pool == .poolShutdown ? .poolClosed : .connectionError, what)
+        }
         if let transaction = error as? PostgresTransactionError {
             return storeError(transaction.closureError ?? transaction.beginError ?? transaction.commitError ?? transaction.rollbackError ?? error, what)
         }
@@ -305,12 +311,20 @@ enum PostgresErrors {
             case "42P01": return TokenMintError(.store.databaseFailure, "\(what): the schema is missing; run the migrations (\(message))")
             default: return TokenMintError(.store.databaseFailure, "\(what): \(message) (SQLSTATE \(state))")
             }
+        default:
+            return clientError(error.code, what)
+        }
+    }
+
+    /// A failure on the client's side of the connection, by its code.
+    private static func clientError(_ code: PSQLError.Code, _ what: String) -> TokenMintError {
+        switch code {
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
-            return TokenMintError(.store.unavailable, "\(what): connection failed (\(error.code))")
+            return TokenMintError(.store.unavailable, "\(what): connection failed (\(code))")
         case .queryCancelled:
             return TokenMintError(.store.timeout, "\(what): query cancelled")
         default:
-            return TokenMintError(.store.databaseFailure, "\(what): \(error.code)")
+            return TokenMintError(.store.databaseFailure, "\(what): \(code)")
         }
     }
 }

@@ -19,6 +19,10 @@ internal import PostgresNIO
 /// retry is refused, never accepted twice). One watchdog for every batch,
 /// instead of a timer and two tasks per batch, measured 20.3k → 21.4–22.7k
 /// inserts/s at 16 callers.
+///
+/// Connections: a sender keeps the pooled connection it leased for the
+/// batches it sends in a row, and gives it back once ``maximumHold`` has
+/// passed (see `send`).
 final class LedgerBatcher: Sendable {
     struct Entry: Sendable {
         let identifier: [UInt8]
@@ -83,13 +87,17 @@ final class LedgerBatcher: Sendable {
     /// measured best on the 2-core VM at 16 callers (1: 19.0k inserts/s,
     /// 2: 20.2k, 4: 14.6k; with the watchdog, in one run each: 1: 19.6k,
     /// 2: 22.1k, 3: 20.1k; later, in the same minutes: 2: 18.8k, 3: 17.8k,
-    /// 4: 17.4k): fewer, larger batches cost the server less.
+    /// 4: 17.4k; all before senders kept their connections): fewer, larger
+    /// batches cost the server less.
     static let maximumInFlight = 2
     /// Identifiers per statement.
     static let maximumBatch = 256
-    /// How long a sender keeps one pooled connection before it gives it
-    /// back and leases again (behind whatever else waits for one).
+    /// How long a sender keeps one pooled connection: the first batch that
+    /// ends this long after the lease gives it back, and the next leases
+    /// again (behind whatever else waits for one).
     static let maximumHold: Duration = .milliseconds(20)
+    /// The ledger insert, as its errors name it.
+    static let operation = "ledger insert"
 
     /// How long a batch may wait for its answer.
     let limit: Duration
@@ -129,55 +137,71 @@ final class LedgerBatcher: Sendable {
 
     /// Runs a new sender for `launch` (and the watchdog, when none runs).
     private func start(_ launch: Launch, store: PostgresVerifierStore) {
-        if launch.startsWatchdog { Task { await self.watch(store: store) } }
+        startWatchdog(for: launch, store: store)
         launch.sender.attach(Task { await self.send(launch, store: store) })
+    }
+
+    /// Starts the watchdog when `launch` was the first on the wire since it stopped.
+    private func startWatchdog(for launch: Launch, store: PostgresVerifierStore) {
+        if launch.startsWatchdog { Task { await self.watch(store: store) } }
     }
 
     /// Sends a batch, answers it, and goes on with what queued meanwhile.
     /// A batch the watchdog answered first is not answered again, and this
     /// sender stops: its place on the wire was given to another.
     ///
-    /// The sender keeps one pooled connection while it has batches to send,
-    /// for at most ``maximumHold``: a connection given back to the pool after
-    /// every batch is parked with a keep-alive and an idle timer (a task and a
-    /// dispatch timer each, cancelled at the next lease), which measured
-    /// 19–21k → 22–23.5k inserts/s at 16 callers once gone; given back at
-    /// least every ``maximumHold``, it still reaches the other calls waiting
-    /// for a connection in their turn, however small the pool. A batch that
-    /// failed closes its connection (a broken or poisoned one is not leased
-    /// again) and the next batch leases another.
+    /// The sender keeps one pooled connection while it has batches to send:
+    /// a connection given back to the pool after every batch is parked with
+    /// a keep-alive and an idle timer (a task and a dispatch timer each,
+    /// cancelled at the next lease), 18 % of the benchmark's CPU samples at
+    /// 16 callers; without them the ledger insert at 16 callers went from
+    /// 1.73–1.91× to 1.99–2.43× the bare insert (Benchmarks/README.md). The
+    /// first batch that ends ``maximumHold`` after the lease gives the
+    /// connection back, so the store's other calls get one in their turn,
+    /// however small the pool. A batch that failed gives its connection back
+    /// too, closed first unless the server answered with an error that
+    /// leaves it sound (see ``closesConnection(after:)``).
     private func send(_ first: Launch, store: PostgresVerifierStore) async {
         var launch: Launch? = first
         while launch != nil {
             do {
-                // Nothing in this closure throws: an error here is the lease's,
-                // before any batch of it was sent.
+                // Nothing in this closure throws (`recordBatch` answers its
+                // failures): an error here is the lease's, before any batch of
+                // it was sent, and `launch` is the batch that waited for it.
                 try await store.client.withConnection { connection in
                     let leased = ContinuousClock.now
                     while let batch = launch {
-                        let answers = await store.recordBatch(batch.batch, on: connection)
-                        launch = finish(batch, answers: answers, store: store)
-                        if answers.contains(where: { if case .failure = $0 { true } else { false } }) {
-                            try? await connection.close()
+                        let outcome = await store.recordBatch(batch.batch, on: connection)
+                        launch = finish(batch, outcome, store: store)
+                        if case .failure(let error) = outcome {
+                            if Self.closesConnection(after: error) { try? await connection.close() }
                             return
                         }
                         if ContinuousClock.now - leased >= Self.maximumHold { return }
                     }
                 }
             } catch {
-                // No connection (or the watchdog cancelled the wait): the batch
-                // waiting for one is answered with the failure.
                 if let waiting = launch {
-                    let failure = PostgresErrors.typed(error, "ledger insert")
-                    launch = finish(waiting, answers: waiting.batch.map { _ in .failure(failure) }, store: store)
+                    launch = finish(waiting, .failure(PostgresErrors.typed(error, Self.operation)), store: store)
                 }
             }
         }
     }
 
-    /// Answers `launch` with `answers` unless the watchdog already did, and
-    /// takes the next batch for the same sender (nil: the sender stops).
-    private func finish(_ launch: Launch, answers: [Result<Bool, TokenMintError>], store: PostgresVerifierStore) -> Launch? {
+    /// Whether a connection whose batch failed with `error` is closed before
+    /// it goes back to the pool: yes unless the server refused the statement
+    /// for a reason that leaves the connection sound (its time limit, a lock
+    /// conflict, a full disk, a read-only server, a constraint). A broken
+    /// connection, or one whose prepared statement failed for good (a
+    /// missing table), is not leased again.
+    static func closesConnection(after error: TokenMintError) -> Bool {
+        ![.store.timeout, .store.busy, .store.diskFull, .store.readOnly, .store.conflict].contains(error.code)
+    }
+
+    /// Answers `launch` with `outcome` (each entry's answer, or the batch's
+    /// one failure) unless the watchdog already did, and takes the next batch
+    /// for the same sender (nil: the sender stops).
+    private func finish(_ launch: Launch, _ outcome: Result<[Bool], TokenMintError>, store: PostgresVerifierStore) -> Launch? {
         let (mine, next) = state.withLock { state -> (Bool, Launch?) in
             guard state.flights.removeValue(forKey: launch.flight) != nil else { return (false, nil) }
             guard !state.pending.isEmpty else {
@@ -187,9 +211,14 @@ final class LedgerBatcher: Sendable {
             return (true, launchNext(&state, by: launch.sender))
         }
         if mine {
-            for (entry, answer) in zip(launch.batch, answers) { entry.continuation.resume(returning: answer) }
+            switch outcome {
+            case .success(let answers):
+                for (entry, answer) in zip(launch.batch, answers) { entry.continuation.resume(returning: .success(answer)) }
+            case .failure(let error):
+                for entry in launch.batch { entry.continuation.resume(returning: .failure(error)) }
+            }
         }
-        if let next, next.startsWatchdog { Task { await self.watch(store: store) } }
+        if let next { startWatchdog(for: next, store: store) }
         return next
     }
 
@@ -219,7 +248,7 @@ final class LedgerBatcher: Sendable {
                 return (late, launches, done)
             }
             if !late.isEmpty {
-                let error = TokenMintError(.store.timeout, "ledger insert: no answer within \(limit) (server unreachable or overloaded)")
+                let error = TokenMintError(.store.timeout, "\(Self.operation): no answer within \(limit) (server unreachable or overloaded)")
                 for flight in late {
                     flight.sender.cancel()
                     for entry in flight.entries { entry.continuation.resume(returning: .failure(error)) }
@@ -232,21 +261,22 @@ final class LedgerBatcher: Sendable {
 }
 
 extension PostgresVerifierStore {
-    /// One statement for `batch`; an answer per entry, in order. A failure
-    /// of the statement is every entry's answer (none of them was recorded,
-    /// or the answer was lost: a retry is refused, never accepted twice).
-    func recordBatch(_ batch: [LedgerBatcher.Entry], on connection: PostgresConnection) async -> [Result<Bool, TokenMintError>] {
+    /// One statement for `batch`: whether each entry is fresh, in order, or
+    /// the statement's failure, every entry's answer (none of them was
+    /// recorded, or the answer was lost: a retry is refused, never accepted
+    /// twice). Never throws: a failure is answered.
+    func recordBatch(_ batch: [LedgerBatcher.Entry], on connection: PostgresConnection) async -> Result<[Bool], TokenMintError> {
         // The batcher's watchdog keeps the time limit: no timer per batch.
-        func failure(_ error: any Error) -> TokenMintError { PostgresErrors.typed(error, "ledger insert") }
+        func failure(_ error: any Error) -> TokenMintError { PostgresErrors.typed(error, LedgerBatcher.operation) }
         // A batch of one takes the single-row statement, which the server runs faster.
         if batch.count == 1, let entry = batch.first {
             let statement = RecordOnce(identifier: ByteBuffer(bytes: entry.identifier), expiresAt: entry.expiresAt,
                                        attempt: entry.attempt.map { ByteBuffer(bytes: $0) })
             do {
-                for try await mine in try await connection.execute(statement, logger: logger) { return [.success(mine)] }
-                return [.success(false)]
+                for try await mine in try await connection.execute(statement, logger: logger) { return .success([mine]) }
+                return .success([false])
             } catch {
-                return [.failure(failure(error))]
+                return .failure(failure(error))
             }
         }
         // Distinct identifiers go to the server; a repeat is answered from its first's row.
@@ -274,17 +304,16 @@ extension PostgresVerifierStore {
             }
             rows = out
         } catch {
-            let error = failure(error)
-            return batch.map { _ in .failure(error) }
+            return .failure(failure(error))
         }
         var answered: Set<[UInt8]> = []
-        return batch.map { entry in
+        return .success(batch.map { entry in
             let row = rows[entry.identifier] ?? (true, firsts[entry.identifier]?.attempt)
             // As RecordOnce: inserted now, or already there from the same attempt.
             let first = answered.insert(entry.identifier).inserted
             let sameAttempt = entry.attempt.map { $0 == row.attempt } ?? false
-            return .success((first && row.inserted) || sameAttempt)
-        }
+            return (first && row.inserted) || sameAttempt
+        })
     }
 }
 #endif

@@ -121,7 +121,7 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
         // Without a slot, through the group commit: concurrent verifiers'
         // inserts share one statement (LedgerBatcher).
         guard let slot else { return try await batcher.record(identifier, expiresAt: expiresAt, attempt: attempt, store: self) }
-        return try await bounded("ledger insert") { client, logger in
+        return try await bounded(LedgerBatcher.operation) { client, logger in
             let statement = RecordOnceSpending(identifier: ByteBuffer(bytes: identifier), expiresAt: expiresAt,
                                                attempt: attempt.map { ByteBuffer(bytes: $0) }, slot: ByteBuffer(bytes: slot))
             for try await mine in try await client.execute(statement, logger: logger) { return mine }

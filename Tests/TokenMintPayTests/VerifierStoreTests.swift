@@ -212,7 +212,27 @@ struct VerifierStoreTests {
             }
             // Held to the end of the load, the read times out at the 6 s limit.
             #expect(try #require(waited) < .seconds(4))
+            // The load's rows (expired at 1) leave the shared test ledger.
+            _ = try await store.prune(expiredBefore: 2)
         }
+    }
+
+    /// A store whose pool has shut down answers `unavailable`, for the
+    /// ledger's batched inserts (which lease their connection themselves) as
+    /// for the other calls: PostgresNIO passes the pool's lease errors on as
+    /// they are, and both were `databaseFailure` before they were mapped.
+    @Test("PostgreSQL: calls after the pool has shut down are `unavailable`",
+          .enabled(if: Backend.postgresAvailable, postgresReason), .timeLimit(.minutes(1)))
+    func postgresAfterShutdown() async throws {
+        let store = PostgresVerifierStore(configuration: try PostgresConfiguration(url: try #require(Backend.postgresURL)))
+        let running = Task { await store.run() }
+        _ = try await store.schemaVersion()
+        running.cancel()
+        await running.value
+        await Self.expectStoreError(.store.unavailable) {
+            _ = try await store.recordOnce(SecureRandom.bytes(count: 32), expiresAt: 1, attempt: nil, spending: nil)
+        }
+        await Self.expectStoreError(.store.unavailable) { _ = try await store.deviceRecord("nobody") }
     }
     #endif
 
