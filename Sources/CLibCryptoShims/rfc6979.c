@@ -123,6 +123,7 @@ int tokenmint_hmac_restarts(void) {
 int tokenmint_ecdsa_sign_rfc6979(EC_KEY *key, const EVP_MAC_CTX *hmac_template, size_t hlen,
                                  const uint8_t *digest, size_t digest_len,
                                  uint8_t *r_out, uint8_t *s_out, size_t scalar_len, int flags) {
+    took_curve_setup = 0;
     const EC_GROUP *group = EC_KEY_get0_group(key);
     const BIGNUM *order = group != NULL ? EC_GROUP_get0_order(group) : NULL;
     const BIGNUM *d = EC_KEY_get0_private_key(key);
@@ -138,7 +139,6 @@ int tokenmint_ecdsa_sign_rfc6979(EC_KEY *key, const EVP_MAC_CTX *hmac_template, 
     EC_POINT *point = NULL; /* k·G here, when OpenSSL's set-up does not make it */
     BIGNUM *kinv = NULL, *setup_r = NULL;
     ECDSA_SIG *sig = NULL;
-    took_curve_setup = 0;
     if (mac == NULL || bn == NULL) goto done;
     BN_CTX_start(bn);
     BIGNUM *kbn = BN_CTX_get(bn), *px = BN_CTX_get(bn), *r = BN_CTX_get(bn);

@@ -247,11 +247,10 @@ final class ECKeyPair: @unchecked Sendable {
 
     /// Whether this libcrypto knows the curve `name` (an OpenSSL short name).
     static func knowsCurve(named name: String) -> Bool {
+        ERR_set_mark()
+        defer { ERR_pop_to_mark() }
         let nid = OBJ_sn2nid(name)
-        guard nid != NID_undef, let group = EC_GROUP_new_by_curve_name(nid) else {
-            OpenSSL.clearErrors()
-            return false
-        }
+        guard nid != NID_undef, let group = EC_GROUP_new_by_curve_name(nid) else { return false }
         EC_GROUP_free(group)
         return true
     }
@@ -264,9 +263,7 @@ final class ECKeyPair: @unchecked Sendable {
     static func deterministicSignature(
         curveNamed name: String, privateKey: [UInt8], digest: [UInt8], hash: HashFunction, options: DeterministicOptions = .init()
     ) throws(TokenMintError) -> [UInt8] {
-        let nid = OBJ_sn2nid(name)
-        guard nid != NID_undef, let key = EC_KEY_new_by_curve_name(nid), let group = EC_KEY_get0_group(key) else {
-            OpenSSL.clearErrors()
+        guard knowsCurve(named: name), let key = EC_KEY_new_by_curve_name(OBJ_sn2nid(name)), let group = EC_KEY_get0_group(key) else {
             throw TokenMintError(.crypto.unsupportedAlgorithm, "no curve \(name) in this libcrypto")
         }
         defer { EC_KEY_free(key) }

@@ -34,7 +34,8 @@ final class KeyedMAC: @unchecked Sendable {
     private let spare3 = Atomic<UInt>(0)
 
     init(key: SecureBytes, hash: HashFunction, keepsContexts: Bool = KeyedMAC.restarts) throws(TokenMintError) {
-        self.keepsContexts = keepsContexts
+        // Never kept where libcrypto cannot restart a context (its tags would be wrong).
+        self.keepsContexts = keepsContexts && Self.restarts
         guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else { throw OpenSSL.failure("EVP_MAC_fetch HMAC") }
         defer { EVP_MAC_free(mac) }
         guard let context = EVP_MAC_CTX_new(mac) else { throw OpenSSL.failure("EVP_MAC_CTX_new") }
@@ -104,11 +105,13 @@ final class KeyedMAC: @unchecked Sendable {
             EVP_MAC_CTX_free(context)
             return length
         }
-        guard EVP_MAC_init(context, nil, 0, nil) == 1, keep(context) else {
+        guard EVP_MAC_init(context, nil, 0, nil) == 1 else {
             EVP_MAC_CTX_free(context)
             OpenSSL.clearErrors()
             return length
         }
+        // All four slots taken (more than four tags at once): not an error.
+        if !keep(context) { EVP_MAC_CTX_free(context) }
         return length
     }
 }

@@ -158,9 +158,12 @@ final class LedgerBatcher: Sendable {
     /// 1.73–1.91× to 1.99–2.43× the bare insert (Benchmarks/README.md). The
     /// first batch that ends ``maximumHold`` after the lease gives the
     /// connection back, so the store's other calls get one in their turn,
-    /// however small the pool. A batch that failed gives its connection back
-    /// too, closed first unless the server answered with an error that
-    /// leaves it sound (see ``closesConnection(after:)``).
+    /// however small the pool. A batch that failed closes its connection
+    /// before giving it back: a broken one, or one whose prepared statement
+    /// failed (PostgresNIO keeps that failure for the connection's life, so a
+    /// prepare that met a lock or the statement timeout would fail every
+    /// later batch on it), is not leased again. Failures are rare, and a new
+    /// connection is cheap next to a ledger that keeps failing.
     private func send(_ first: Launch, store: PostgresVerifierStore) async {
         var launch: Launch? = first
         while launch != nil {
@@ -173,8 +176,8 @@ final class LedgerBatcher: Sendable {
                     while let batch = launch {
                         let outcome = await store.recordBatch(batch.batch, on: connection)
                         launch = finish(batch, outcome, store: store)
-                        if case .failure(let error) = outcome {
-                            if Self.closesConnection(after: error) { try? await connection.close() }
+                        if case .failure = outcome {
+                            try? await connection.close()
                             return
                         }
                         if ContinuousClock.now - leased >= Self.maximumHold { return }
@@ -186,16 +189,6 @@ final class LedgerBatcher: Sendable {
                 }
             }
         }
-    }
-
-    /// Whether a connection whose batch failed with `error` is closed before
-    /// it goes back to the pool: yes unless the server refused the statement
-    /// for a reason that leaves the connection sound (its time limit, a lock
-    /// conflict, a full disk, a read-only server, a constraint). A broken
-    /// connection, or one whose prepared statement failed for good (a
-    /// missing table), is not leased again.
-    static func closesConnection(after error: TokenMintError) -> Bool {
-        ![.store.timeout, .store.busy, .store.diskFull, .store.readOnly, .store.conflict].contains(error.code)
     }
 
     /// Answers `launch` with `outcome` (each entry's answer, or the batch's

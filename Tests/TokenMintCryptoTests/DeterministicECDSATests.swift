@@ -75,11 +75,11 @@ struct DeterministicECDSATests {
         #expect(signature == (try hex("0113A63990598A3828C407C0F4D2438D990DF99A7F" + "01313A2E03F5412DDB296A22E2C455335545672D9F")))
     }
 
-    /// The shim's self-test agrees with the version where libcrypto started
-    /// restarting an HMAC context without its key (3.0.3).
-    @Test("the HMAC restart self-test matches this libcrypto's version")
+    /// The shim's self-test finds the restart on every libcrypto that has it
+    /// (3.0.3 and later; an older one may have the fix backported).
+    @Test("the HMAC restart self-test finds the restart from OpenSSL 3.0.3")
     func hmacRestartsByVersion() {
-        #expect(KeyedMAC.restarts == (OpenSSL.versionNumber >= 0x3000_0030))
+        #expect(KeyedMAC.restarts || OpenSSL.versionNumber < 0x3000_0030)
     }
 
     /// A keyed HMAC gives the same tags whether it keeps and restarts its
