@@ -213,8 +213,7 @@ final class ECKeyPair: @unchecked Sendable {
     /// (`CLibCryptoShims`) runs the DRBG's HMACs, k·G, k⁻¹ and the signature,
     /// each by libcrypto, with the DRBG's state on its stack and cleansed.
     func deterministicSignature(digest: [UInt8], hash: HashFunction, options: DeterministicOptions = .init()) throws(TokenMintError) -> ECDSA.Signature {
-        let (r, s, _) = try Self.deterministicSign(ecKey, size: curve.scalarByteCount, digest: digest, hash: hash, options: options)
-        return try ECDSA.Signature(curve: curve, r: r, s: s)
+        try deterministicSignatureTrace(digest: digest, hash: hash, options: options).signature
     }
 
     /// The C call behind every RFC 6979 signature: r, s, and whether OpenSSL's
@@ -239,7 +238,8 @@ final class ECKeyPair: @unchecked Sendable {
         }
     }
 
-    /// For tests: r‖s and whether OpenSSL's set-up was taken, for this key.
+    /// The signature, and whether OpenSSL's set-up made k·G and k⁻¹ (which
+    /// tests check).
     func deterministicSignatureTrace(digest: [UInt8], hash: HashFunction, options: DeterministicOptions) throws(TokenMintError) -> (signature: ECDSA.Signature, tookCurveSetup: Bool) {
         let (r, s, took) = try Self.deterministicSign(ecKey, size: curve.scalarByteCount, digest: digest, hash: hash, options: options)
         return (try ECDSA.Signature(curve: curve, r: r, s: s), took)
