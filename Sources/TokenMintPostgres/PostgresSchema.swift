@@ -264,6 +264,45 @@ struct Grant: BoundStatement {
     var values: [(any PostgresEncodable)?] { [deviceID, count, notAfter] }
 }
 
+/// Many grants in one statement (the group commit of concurrent grants): the
+/// devices' rows are locked in one order (`ORDER BY id`, taken in full
+/// before the `UPDATE` starts: the uncorrelated count is a one-time filter),
+/// so two batches, here or in another process, cannot deadlock each other;
+/// each device's counter moves on by the sum of its requests, and the
+/// requests of one device take consecutive ranges in the order they came.
+/// A row comes back for every request whose device is enrolled: its ordinal
+/// (1-based) and the first value of the grant row inserted for it (NULL if
+/// the insert was skipped, which fails the batch). The grants of a batch are
+/// one transaction: all or none.
+struct GrantBatch: BoundStatement {
+    static let sql = """
+        WITH r AS (
+            SELECT u.device_id, u.count, u.not_after, u.ord
+            FROM unnest($1::text[], $2::int8[], $3::int8[]) WITH ORDINALITY AS u(device_id, count, not_after, ord)),
+        t AS (SELECT device_id, sum(count)::int8 AS total FROM r GROUP BY device_id),
+        locked AS MATERIALIZED (
+            SELECT id FROM tokenmint_devices WHERE id IN (SELECT device_id FROM t) ORDER BY id FOR NO KEY UPDATE),
+        moved AS (
+            UPDATE tokenmint_devices d SET next_counter = d.next_counter + t.total FROM t
+            WHERE d.id = t.device_id AND (SELECT count(*) FROM locked) >= 0
+            RETURNING d.id, d.next_counter - t.total AS base),
+        placed AS (
+            SELECT r.ord, r.device_id, r.count, r.not_after,
+                (m.base + sum(r.count) OVER (PARTITION BY r.device_id ORDER BY r.ord) - r.count)::int8 AS first
+            FROM r JOIN moved m ON m.id = r.device_id),
+        ins AS (
+            INSERT INTO tokenmint_grants (device_id, first, count, not_after)
+            SELECT device_id, first, count, not_after FROM placed RETURNING device_id, first)
+        SELECT p.ord, i.first FROM placed p LEFT JOIN ins i ON i.device_id = p.device_id AND i.first = p.first
+        """
+    typealias Row = (Int64, Int64?)
+    let deviceIDs: [String], counts: [Int64], notAfters: [Int64]
+
+    var values: [(any PostgresEncodable)?] { [deviceIDs, counts, notAfters] }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode((Int64, Int64?).self) }
+}
+
 /// The last grant starting at or before a counter value.
 struct GrantLookup: BoundStatement {
     static let sql = """

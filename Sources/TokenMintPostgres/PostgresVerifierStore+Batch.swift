@@ -4,31 +4,36 @@ import TokenMintPay
 import TokenMintStore
 internal import PostgresNIO
 
-/// Group commit for the ledger on PostgreSQL: the inserts of verifiers
-/// running at the same moment go to the server as one `RecordOnceBatch`
-/// statement, one round trip and one commit, and each verifier is answered
-/// when that commit is done. A verifier alone waits for nobody: a batch
-/// starts as soon as fewer than ``maximumInFlight`` are on the wire, and the
-/// inserts that arrive meanwhile form the next one.
+/// Group commit on PostgreSQL: the writes of callers running at the same
+/// moment go to the server as one statement, one round trip and one commit,
+/// and each caller is answered when that commit is done. A caller alone
+/// waits for nobody: a batch starts as soon as fewer than
+/// ``maximumInFlight`` are on the wire, and the writes that arrive meanwhile
+/// form the next one. The ledger's inserts (`RecordOnceBatch`) and the
+/// offline grants (`GrantBatch`) each have one; `run` sends a batch of
+/// `Request`s on a connection and answers each, in order.
 ///
 /// Time limit: one watchdog task looks at the batches on the wire while
 /// there are any (every quarter of the limit, at most every second), and
 /// answers a batch that has had no answer within the limit with `timeout`,
 /// cancels its sender and gives its place on the wire to what waits. A late
-/// answer to it is dropped (its verifiers were told the answer was lost: a
-/// retry is refused, never accepted twice). One watchdog for every batch,
+/// answer to it is dropped (its callers were told the answer was lost: a
+/// ledger retry is refused, never accepted twice; a grant's counter values
+/// may be wasted, never granted twice). One watchdog for every batch,
 /// instead of a timer and two tasks per batch, measured 20.3k → 21.4–22.7k
-/// inserts/s at 16 callers.
+/// ledger inserts/s at 16 callers.
 ///
 /// Connections: a sender keeps the pooled connection it leased for the
 /// batches it sends in a row, and gives it back once ``maximumHold`` has
 /// passed (see `send`).
-final class LedgerBatcher: Sendable {
+final class StatementBatcher<Request: Sendable, Answer: Sendable>: Sendable {
+    /// Sends one batch on a connection: each request's answer in order, or
+    /// the statement's one failure. Never throws.
+    typealias Run = @Sendable ([Request], PostgresConnection, PostgresVerifierStore) async -> Result<[Answer], TokenMintError>
+
     struct Entry: Sendable {
-        let identifier: [UInt8]
-        let expiresAt: Int64
-        let attempt: [UInt8]?
-        let continuation: CheckedContinuation<Result<Bool, TokenMintError>, Never>
+        let request: Request
+        let continuation: CheckedContinuation<Result<Answer, TokenMintError>, Never>
     }
 
     /// A sender's task, which the watchdog cancels when its batch is late
@@ -70,7 +75,7 @@ final class LedgerBatcher: Sendable {
 
     /// What the batcher holds, under its lock.
     struct State {
-        /// Inserts waiting for a batch.
+        /// Requests waiting for a batch.
         var pending: [Entry] = []
         /// Batches on the wire (late ones leave it, though their senders may
         /// still wait for an answer they will drop).
@@ -88,28 +93,38 @@ final class LedgerBatcher: Sendable {
     /// 2: 20.2k, 4: 14.6k; with the watchdog, in one run each: 1: 19.6k,
     /// 2: 22.1k, 3: 20.1k; later, in the same minutes: 2: 18.8k, 3: 17.8k,
     /// 4: 17.4k; all before senders kept their connections): fewer, larger
-    /// batches cost the server less.
-    static let maximumInFlight = 2
-    /// Identifiers per statement.
-    static let maximumBatch = 256
+    /// batches cost the server less. (Measured on the ledger; grants share it.)
+    static var maximumInFlight: Int { 2 }
+    /// Requests per statement.
+    static var maximumBatch: Int { 256 }
     /// How long a sender keeps one pooled connection: the first batch that
     /// ends this long after the lease gives it back, and the next leases
     /// again (behind whatever else waits for one).
-    static let maximumHold: Duration = .milliseconds(20)
-    /// The ledger insert, as its errors name it.
-    static let operation = "ledger insert"
+    static var maximumHold: Duration { .milliseconds(20) }
 
+    /// The operation, as its errors name it.
+    let operation: String
     /// How long a batch may wait for its answer.
     let limit: Duration
+    /// Sends a batch.
+    private let run: Run
     private let state = Locked(State())
 
-    /// A batcher whose batches may wait `limit` for their answers.
-    init(limit: Duration) { self.limit = limit }
+    /// A batcher of `operation`, whose batches `run` sends and may wait
+    /// `limit` for their answers.
+    init(_ operation: String, limit: Duration, run: @escaping Run) {
+        self.operation = operation
+        self.limit = limit
+        self.run = run
+    }
 
-    /// Records `identifier` once, in whichever batch takes it.
-    func record(_ identifier: [UInt8], expiresAt: Int64, attempt: [UInt8]?, store: PostgresVerifierStore) async throws(TokenMintError) -> Bool {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Bool, TokenMintError>, Never>) in
-            let entry = Entry(identifier: identifier, expiresAt: expiresAt, attempt: attempt, continuation: continuation)
+    /// How many batches were sent (or given to the watchdog) so far.
+    var batchesSent: Int { state.withLock { $0.nextFlight } }
+
+    /// `request`'s answer, from whichever batch takes it.
+    func submit(_ request: Request, store: PostgresVerifierStore) async throws(TokenMintError) -> Answer {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Answer, TokenMintError>, Never>) in
+            let entry = Entry(request: request, continuation: continuation)
             let launch = state.withLock { state -> Launch? in
                 state.pending.append(entry)
                 guard state.inFlight < Self.maximumInFlight else { return nil }
@@ -168,13 +183,13 @@ final class LedgerBatcher: Sendable {
         var launch: Launch? = first
         while launch != nil {
             do {
-                // Nothing in this closure throws (`recordBatch` answers its
+                // Nothing in this closure throws (`run` answers its
                 // failures): an error here is the lease's, before any batch of
                 // it was sent, and `launch` is the batch that waited for it.
                 try await store.client.withConnection { connection in
                     let leased = ContinuousClock.now
                     while let batch = launch {
-                        let outcome = await store.recordBatch(batch.batch, on: connection)
+                        let outcome = await run(batch.batch.map(\.request), connection, store)
                         launch = finish(batch, outcome, store: store)
                         if case .failure = outcome {
                             try? await connection.close()
@@ -185,7 +200,7 @@ final class LedgerBatcher: Sendable {
                 }
             } catch {
                 if let waiting = launch {
-                    launch = finish(waiting, .failure(PostgresErrors.typed(error, Self.operation)), store: store)
+                    launch = finish(waiting, .failure(PostgresErrors.typed(error, operation)), store: store)
                 }
             }
         }
@@ -194,7 +209,7 @@ final class LedgerBatcher: Sendable {
     /// Answers `launch` with `outcome` (each entry's answer, or the batch's
     /// one failure) unless the watchdog already did, and takes the next batch
     /// for the same sender (nil: the sender stops).
-    private func finish(_ launch: Launch, _ outcome: Result<[Bool], TokenMintError>, store: PostgresVerifierStore) -> Launch? {
+    private func finish(_ launch: Launch, _ outcome: Result<[Answer], TokenMintError>, store: PostgresVerifierStore) -> Launch? {
         let (mine, next) = state.withLock { state -> (Bool, Launch?) in
             guard state.flights.removeValue(forKey: launch.flight) != nil else { return (false, nil) }
             guard !state.pending.isEmpty else {
@@ -241,7 +256,7 @@ final class LedgerBatcher: Sendable {
                 return (late, launches, done)
             }
             if !late.isEmpty {
-                let error = TokenMintError(.store.timeout, "\(Self.operation): no answer within \(limit) (server unreachable or overloaded)")
+                let error = TokenMintError(.store.timeout, "\(operation): no answer within \(limit) (server unreachable or overloaded)")
                 for flight in late {
                     flight.sender.cancel()
                     for entry in flight.entries { entry.continuation.resume(returning: .failure(error)) }
@@ -253,14 +268,39 @@ final class LedgerBatcher: Sendable {
     }
 }
 
+/// A ledger insert waiting for its batch.
+struct LedgerInsert: Sendable {
+    let identifier: [UInt8]
+    let expiresAt: Int64
+    let attempt: [UInt8]?
+}
+
+/// An offline grant waiting for its batch.
+struct GrantRequest: Sendable {
+    let deviceID: String
+    let count: Int64
+    let notAfter: Int64
+}
+
+/// Gathers concurrent ledger inserts into one statement: whether each is fresh.
+typealias LedgerBatcher = StatementBatcher<LedgerInsert, Bool>
+/// Gathers concurrent offline grants into one statement: each one's first
+/// counter value, or nil for a device that is not enrolled.
+typealias GrantBatcher = StatementBatcher<GrantRequest, Int64?>
+
 extension PostgresVerifierStore {
+    /// The ledger insert, as its errors name it.
+    static let ledgerOperation = "ledger insert"
+    /// The offline grant, as its errors name it.
+    static let grantOperation = "grant"
+
     /// One statement for `batch`: whether each entry is fresh, in order, or
     /// the statement's failure, every entry's answer (none of them was
     /// recorded, or the answer was lost: a retry is refused, never accepted
     /// twice). Never throws: a failure is answered.
-    func recordBatch(_ batch: [LedgerBatcher.Entry], on connection: PostgresConnection) async -> Result<[Bool], TokenMintError> {
+    func recordBatch(_ batch: [LedgerInsert], on connection: PostgresConnection) async -> Result<[Bool], TokenMintError> {
         // The batcher's watchdog keeps the time limit: no timer per batch.
-        func failure(_ error: any Error) -> TokenMintError { PostgresErrors.typed(error, LedgerBatcher.operation) }
+        func failure(_ error: any Error) -> TokenMintError { PostgresErrors.typed(error, Self.ledgerOperation) }
         // A batch of one takes the single-row statement, which the server runs faster.
         if batch.count == 1, let entry = batch.first {
             let statement = RecordOnce(identifier: ByteBuffer(bytes: entry.identifier), expiresAt: entry.expiresAt,
@@ -307,6 +347,36 @@ extension PostgresVerifierStore {
             let sameAttempt = entry.attempt.map { $0 == row.attempt } ?? false
             return (first && row.inserted) || sameAttempt
         })
+    }
+
+    /// One statement for `batch`: each grant's first counter value, in
+    /// order (nil: the device is not enrolled), or the statement's failure,
+    /// every entry's answer (nothing was granted, or the answer was lost:
+    /// those values are never granted again). Never throws.
+    func grantBatch(_ batch: [GrantRequest], on connection: PostgresConnection) async -> Result<[Int64?], TokenMintError> {
+        func failure(_ error: any Error) -> TokenMintError { PostgresErrors.typed(error, Self.grantOperation) }
+        do {
+            // A batch of one takes the single-row statement, which the server runs faster.
+            if batch.count == 1, let grant = batch.first {
+                for try await first in try await connection.execute(Grant(deviceID: grant.deviceID, count: grant.count, notAfter: grant.notAfter), logger: logger) {
+                    return .success([first])
+                }
+                return .success([nil])
+            }
+            let statement = GrantBatch(deviceIDs: batch.map(\.deviceID), counts: batch.map(\.count), notAfters: batch.map(\.notAfter))
+            var firsts = [Int64?](repeating: nil, count: batch.count)
+            for try await (ordinal, first) in try await connection.execute(statement, logger: logger) {
+                // Fail closed: an answer for a request that was not sent or twice
+                // for one, or a counter moved whose grant row was not inserted.
+                guard ordinal >= 1, ordinal <= Int64(batch.count), firsts[Int(ordinal - 1)] == nil, let first else {
+                    throw TokenMintError(.store.databaseFailure, "the grant answered request \(ordinal) of \(batch.count) without its grant")
+                }
+                firsts[Int(ordinal - 1)] = first
+            }
+            return .success(firsts)
+        } catch {
+            return .failure(failure(error))
+        }
     }
 }
 #endif

@@ -9,7 +9,7 @@ import Foundation
 /// A `VerifierStore` on a PostgreSQL server, shared by any number of
 /// verifier processes: the replay ledger is a table with a primary key
 /// (insert-once decided by the primary key with `ON CONFLICT`), a device's offline grants are
-/// taken with one `UPDATE … RETURNING` under the row lock, so no token is
+/// taken with `UPDATE … RETURNING` under the row lock, so no token is
 /// accepted twice and no counter value is granted twice, whichever server
 /// asks.
 ///
@@ -25,7 +25,9 @@ import Foundation
 public final class PostgresVerifierStore: VerifierStore, Sendable {
     let client: PostgresClient
     /// Gathers concurrent ledger inserts into one statement.
-    let batcher: LedgerBatcher
+    let ledgerBatcher: LedgerBatcher
+    /// Gathers concurrent offline grants into one statement.
+    let grantBatcher: GrantBatcher
     /// The configuration.
     public let configuration: PostgresConfiguration
     let logger: Logger
@@ -35,7 +37,12 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
     public init(configuration: PostgresConfiguration, logger: Logger = Logger(label: "tokenmint.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) {
         self.configuration = configuration
         self.logger = logger
-        batcher = LedgerBatcher(limit: Self.callLimit(configuration))
+        ledgerBatcher = LedgerBatcher(Self.ledgerOperation, limit: Self.callLimit(configuration)) { batch, connection, store in
+            await store.recordBatch(batch, on: connection)
+        }
+        grantBatcher = GrantBatcher(Self.grantOperation, limit: Self.callLimit(configuration)) { batch, connection, store in
+            await store.grantBatch(batch, on: connection)
+        }
         var config = PostgresClient.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
             password: configuration.password, database: configuration.database,
@@ -120,8 +127,8 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
         try VerifierStoreLimits.checkSlot(slot)
         // Without a slot, through the group commit: concurrent verifiers'
         // inserts share one statement (LedgerBatcher).
-        guard let slot else { return try await batcher.record(identifier, expiresAt: expiresAt, attempt: attempt, store: self) }
-        return try await bounded(LedgerBatcher.operation) { client, logger in
+        guard let slot else { return try await ledgerBatcher.submit(LedgerInsert(identifier: identifier, expiresAt: expiresAt, attempt: attempt), store: self) }
+        return try await bounded(Self.ledgerOperation) { client, logger in
             let statement = RecordOnceSpending(identifier: ByteBuffer(bytes: identifier), expiresAt: expiresAt,
                                                attempt: attempt.map { ByteBuffer(bytes: $0) }, slot: ByteBuffer(bytes: slot))
             for try await mine in try await client.execute(statement, logger: logger) { return mine }
@@ -163,15 +170,13 @@ public final class PostgresVerifierStore: VerifierStore, Sendable {
         return nil
     }
 
-    /// Takes the next `count` counter values of the device in one statement.
+    /// Takes the next `count` counter values of the device. Concurrent
+    /// grants share one statement and one commit (GrantBatcher); a grant
+    /// alone is one statement.
     public func grantOfflineAllowance(_ deviceID: String, count: Int64, notAfter: Int64) async throws(TokenMintError) -> OfflineGrant {
         try VerifierStoreLimits.checkDevice(deviceID)
         try VerifierStoreLimits.checkGrant(count: count)
-        let first = try await bounded("grant") { client, logger -> Int64? in
-            let rows = try await client.execute(Grant(deviceID: deviceID, count: count, notAfter: notAfter), logger: logger)
-            for try await first in rows { return first }
-            return nil
-        }
+        let first = try await grantBatcher.submit(GrantRequest(deviceID: deviceID, count: count, notAfter: notAfter), store: self)
         guard let first else { throw TokenMintError(.store.notFound, "device \(deviceID) is not enrolled") }
         return OfflineGrant(deviceID: deviceID, first: first, count: count, notAfter: notAfter)
     }

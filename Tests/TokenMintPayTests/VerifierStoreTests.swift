@@ -5,7 +5,7 @@ import TokenMintCrypto
 import TokenMintPay
 import TokenMintStore
 #if Postgres
-import TokenMintPostgres
+@testable import TokenMintPostgres
 #endif
 
 /// The verifier-store backends. Every test below runs on each: in memory,
@@ -96,6 +96,23 @@ struct VerifierStoreTests {
     @Test(arguments: local) func devicesAndGrants(_ backend: Backend) async throws { try await backend.withStores(4) { try await Self.devicesAndGrants($0) } }
     @Test(.enabled(if: Backend.postgresAvailable, postgresReason)) func devicesAndGrantsPostgres() async throws {
         try await Backend.postgres.withStores(4) { try await Self.devicesAndGrants($0) }
+    }
+
+    @Test(arguments: local) func concurrentGrants(_ backend: Backend) async throws { try await backend.withStores(2) { _ = try await Self.concurrentGrants($0) } }
+    /// On PostgreSQL each store gathers its concurrent grants into shared
+    /// statements (GrantBatch), and the two stores' batches lock the same
+    /// devices' rows at once: in one order, so neither deadlocks (a deadlock
+    /// fails a batch with `busy`).
+    @Test("PostgreSQL: concurrent grants share statements, never deadlock, and take consecutive ranges",
+          .enabled(if: Backend.postgresAvailable, postgresReason), .timeLimit(.minutes(1)))
+    func concurrentGrantsPostgres() async throws {
+        try await Backend.postgres.withStores(2) { stores in
+            let calls = try await Self.concurrentGrants(stores)
+            #if Postgres
+            let statements = stores.compactMap { ($0 as? PostgresVerifierStore)?.grantBatcher.batchesSent }.reduce(0, +)
+            #expect(statements > 0 && statements < calls, "\(calls) grants in \(statements) statements")
+            #endif
+        }
     }
 
     @Test(arguments: local) func fourVerifiers(_ backend: Backend) async throws { try await backend.withStores(4) { try await Self.fourVerifiers($0) } }
@@ -328,6 +345,50 @@ struct VerifierStoreTests {
         #expect(try await stores[2].offlineGrant(device, containing: probe.first + 9) == probe)
         #expect(try await stores[2].offlineGrant(device, containing: 1001) == nil)
         #expect(try await stores[2].offlineGrant(device, containing: 0) == nil)
+    }
+
+    /// 240 grants at once from two stores over four devices, one of them not
+    /// enrolled, with counts of 1 to 7: each enrolled device's values are
+    /// granted exactly once, from 1 without a gap, and each grant is found by
+    /// the other store; the unknown device's grants are
+    /// `notFound` (on PostgreSQL, inside batches that grant the others).
+    /// Returns the number of grant calls.
+    static func concurrentGrants(_ stores: [any VerifierStore]) async throws -> Int {
+        let devices = (0..<4).map { _ in UUID().uuidString }
+        for device in devices.dropLast() { try await stores[0].enrolDevice(device, record: [7]) }
+        let calls = 240
+        let outcomes = try await withThrowingTaskGroup(of: (Int, OfflineGrant?).self) { group in
+            for i in 0..<calls {
+                group.addTask {
+                    let device = devices[i % devices.count]
+                    do {
+                        return (i, try await stores[i % stores.count].grantOfflineAllowance(device, count: Int64(1 + i % 7), notAfter: 2_000_000_000))
+                    } catch let error as TokenMintError where error.code == .store.notFound && device == devices.last {
+                        return (i, nil)
+                    }
+                }
+            }
+            return try await group.reduce(into: [Int: OfflineGrant?]()) { $0[$1.0] = $1.1 }
+        }
+        #expect(outcomes.count == calls)
+        for (d, device) in devices.enumerated() {
+            let indices = Array(stride(from: d, to: calls, by: devices.count))
+            guard device != devices.last else {
+                #expect(indices.allSatisfy { outcomes[$0].map { $0 == nil } ?? false }, "an unknown device is granted nothing")
+                continue
+            }
+            let grants = indices.compactMap { outcomes[$0] ?? nil }
+            #expect(grants.count == indices.count && grants.allSatisfy { $0.deviceID == device })
+            let values = grants.flatMap { $0.first..<($0.first + $0.count) }.sorted()
+            let total = indices.reduce(Int64(0)) { $0 + Int64(1 + $1 % 7) }
+            #expect(values == Array(1...total), "every value of \(device) granted exactly once")
+            for (n, i) in indices.enumerated() {
+                let grant = try #require(outcomes[i] ?? nil)
+                #expect(grant.count == Int64(1 + i % 7), "grant \(n) of \(device) has its own count")
+                #expect(try await stores[1 - i % 2].offlineGrant(device, containing: grant.first + grant.count - 1) == grant)
+            }
+        }
+        return calls
     }
 
     /// Four verifiers over the same state see the same 10,000 tokens in their

@@ -10,6 +10,8 @@ import TokenMintStore
 /// verifiers: PostgreSQL on loopback, SQLite, and a bare
 /// `INSERT … ON CONFLICT DO NOTHING` loop through postgres-nio (the
 /// database's own limit on this machine). Each verify uses a fresh token.
+/// Then offline grants on PostgreSQL, next to the bare single-row grant
+/// statement.
 enum VerifierScaleSuite {
     struct Row {
         let backend: String
@@ -18,6 +20,9 @@ enum VerifierScaleSuite {
         let perSecond: Double
         let p50: Double
         let p99: Double
+        /// What the row measures ("ledger" or "grant"); a row's ×bare is
+        /// the bare row of the same kind.
+        var kind = "ledger"
     }
 
     final class Counter: @unchecked Sendable {
@@ -143,6 +148,37 @@ enum VerifierScaleSuite {
                     bareRows.append(median(plain))
                 }
                 try await client.query("DROP TABLE tokenmint_bench_ledger")
+                // Offline grants over 64 devices: the store's group commit
+                // (GrantBatch) next to the single-row statement each grant
+                // was before it, measured in turn like the ledger.
+                let devices = (0..<64).map { _ in "bench-" + UUID().uuidString }
+                for device in devices { try await store.enrolDevice(device, record: [1]) }
+                var grantRows: [Row] = [], bareGrantRows: [Row] = []
+                for level in levels {
+                    var grants: [Row] = [], plain: [Row] = []
+                    for round in 1...rounds {
+                        _ = try? await client.query("CHECKPOINT")
+                        progress("verifier scale-out: PostgreSQL grants, \(level) callers, round \(round)/\(rounds)")
+                        var row = try await measure("PostgreSQL grants (grantOfflineAllowance)", concurrency: level, count: perCell) { i in
+                            _ = try await store.grantOfflineAllowance(devices[i % devices.count], count: 10, notAfter: 10_000_000_000)
+                        }
+                        row.kind = "grant"
+                        grants.append(row)
+                        _ = try? await client.query("CHECKPOINT")
+                        progress("verifier scale-out: bare grant statement, \(level) connections, round \(round)/\(rounds)")
+                        row = try await measure("bare grant UPDATE + INSERT (postgres-nio)", concurrency: level, count: perCell) { i in
+                            let device = devices[i % devices.count]
+                            try await client.query("""
+                                WITH taken AS (UPDATE tokenmint_devices SET next_counter = next_counter + 10 WHERE id = \(device) RETURNING next_counter - 10 AS first)
+                                INSERT INTO tokenmint_grants (device_id, first, count, not_after) SELECT \(device), first, 10, \(Int64(10_000_000_000)) FROM taken RETURNING first
+                                """)
+                        }
+                        row.kind = "grant"
+                        plain.append(row)
+                    }
+                    grantRows.append(median(grants))
+                    bareGrantRows.append(median(plain))
+                }
                 var out = ledgerRows
                 for (n, level) in levels.enumerated() {
                     progress("verifier scale-out: PostgreSQL ledger, \(level) verifiers")
@@ -151,7 +187,7 @@ enum VerifierScaleSuite {
                         _ = try await verifier.verify(all[base + i], enrolment: enrolment)
                     })
                 }
-                return out + bareRows
+                return out + bareRows + grantRows + bareGrantRows
             }
         }
         for (n, level) in levels.enumerated() {

@@ -183,7 +183,7 @@ do {
         print(pad("ledger", 44) + pad("verifiers", 10, right: true) + pad("ops/s", 10, right: true) + pad("p50 µs", 10, right: true)
             + pad("p99 µs", 10, right: true) + pad("×bare", 8, right: true))
         for row in scaleOut {
-            let bare = scaleOut.first { $0.backend.hasPrefix("bare") && $0.concurrency == row.concurrency }
+            let bare = scaleOut.first { $0.backend.hasPrefix("bare") && $0.kind == row.kind && $0.concurrency == row.concurrency }
             print(pad(row.backend, 44) + pad(String(row.concurrency), 10, right: true) + pad(format(row.perSecond), 10, right: true)
                 + pad(format(row.p50), 10, right: true) + pad(format(row.p99), 10, right: true)
                 + pad(bare.map { String(format: "%.2f", row.perSecond / $0.perSecond) } ?? "", 8, right: true))
