@@ -20,8 +20,8 @@ enum VerifierScaleSuite {
         let perSecond: Double
         let p50: Double
         let p99: Double
-        /// What the row measures ("ledger" or "grant"); a row's ×bare is
-        /// the bare row of the same kind.
+        /// What the row measures ("ledger", "grant" or "sqlite"); a row's
+        /// ×bare is the bare row of the same kind.
         var kind = "ledger"
     }
 
@@ -123,62 +123,59 @@ enum VerifierScaleSuite {
                 try await client.query("TRUNCATE tokenmint_ledger")
                 let verifier = try PaymentTokenVerifier(store: store, lifetime: 86_400, clock: .system)
                 let rounds = quick ? 1 : 3
-                var ledgerRows: [Row] = [], bareRows: [Row] = []
-                for level in levels {
-                    var ledger: [Row] = [], plain: [Row] = []
-                    for round in 1...rounds {
-                        // The ledger insert alone (no signature check): what
-                        // the group commit changes, next to the bare single-row insert.
-                        // Each cell starts just after a checkpoint, so neither meets one
-                        // halfway (its full-page writes made single rows swing by a fifth
-                        // between runs); a server that refuses CHECKPOINT is measured as it is.
-                        _ = try? await client.query("CHECKPOINT")
-                        progress("verifier scale-out: PostgreSQL ledger insert, \(level) callers, round \(round)/\(rounds)")
-                        ledger.append(try await measure("PostgreSQL ledger (recordOnce only)", concurrency: level, count: perCell) { _ in
-                            _ = try await store.recordOnce(SecureRandom.bytes(count: 32), expiresAt: 10_000_000_000)
-                        })
-                        _ = try? await client.query("CHECKPOINT")
-                        progress("verifier scale-out: bare INSERT, \(level) connections, round \(round)/\(rounds)")
-                        plain.append(try await measure("bare INSERT … ON CONFLICT (postgres-nio)", concurrency: level, count: perCell) { _ in
-                            let id = ByteBuffer(bytes: SecureRandom.bytes(count: 32))
-                            try await client.query("INSERT INTO tokenmint_bench_ledger (id, expires_at) VALUES (\(id), \(Int64(0))) ON CONFLICT DO NOTHING")
-                        })
+                // Two operations measured in turn, `rounds` times per level, each
+                // reporting its median round. Each cell starts just after a
+                // checkpoint, so neither meets one halfway (its full-page writes
+                // made single rows swing by a fifth between runs); a server that
+                // refuses CHECKPOINT is measured as it is.
+                typealias Operation = (name: String, label: String, run: @Sendable (Int) async throws -> Void)
+                func inTurn(_ kind: String, _ first: Operation, _ second: Operation) async throws -> (first: [Row], second: [Row]) {
+                    var out: (first: [Row], second: [Row]) = ([], [])
+                    for level in levels {
+                        var cells: (first: [Row], second: [Row]) = ([], [])
+                        for round in 1...rounds {
+                            for (n, operation) in [first, second].enumerated() {
+                                _ = try? await client.query("CHECKPOINT")
+                                progress("verifier scale-out: \(operation.label), \(level) callers, round \(round)/\(rounds)")
+                                var row = try await measure(operation.name, concurrency: level, count: perCell, operation.run)
+                                row.kind = kind
+                                if n == 0 { cells.first.append(row) } else { cells.second.append(row) }
+                            }
+                        }
+                        out.first.append(median(cells.first))
+                        out.second.append(median(cells.second))
                     }
-                    ledgerRows.append(median(ledger))
-                    bareRows.append(median(plain))
+                    return out
                 }
+                // The ledger insert alone (no signature check): what the group
+                // commit changes, next to the bare single-row insert.
+                let (ledgerRows, bareRows) = try await inTurn(
+                    "ledger",
+                    ("PostgreSQL ledger (recordOnce only)", "PostgreSQL ledger insert", { _ in
+                        _ = try await store.recordOnce(SecureRandom.bytes(count: 32), expiresAt: 10_000_000_000)
+                    }),
+                    ("bare INSERT … ON CONFLICT (postgres-nio)", "bare INSERT", { _ in
+                        let id = ByteBuffer(bytes: SecureRandom.bytes(count: 32))
+                        try await client.query("INSERT INTO tokenmint_bench_ledger (id, expires_at) VALUES (\(id), \(Int64(0))) ON CONFLICT DO NOTHING")
+                    }))
                 try await client.query("DROP TABLE tokenmint_bench_ledger")
                 // Offline grants over 64 devices: the store's group commit
-                // (GrantBatch) next to the single-row statement each grant
-                // was before it, measured in turn like the ledger.
+                // (GrantBatch) next to the single-row statement each grant was
+                // before it.
                 let devices = (0..<64).map { _ in "bench-" + UUID().uuidString }
                 for device in devices { try await store.enrolDevice(device, record: [1]) }
-                var grantRows: [Row] = [], bareGrantRows: [Row] = []
-                for level in levels {
-                    var grants: [Row] = [], plain: [Row] = []
-                    for round in 1...rounds {
-                        _ = try? await client.query("CHECKPOINT")
-                        progress("verifier scale-out: PostgreSQL grants, \(level) callers, round \(round)/\(rounds)")
-                        var row = try await measure("PostgreSQL grants (grantOfflineAllowance)", concurrency: level, count: perCell) { i in
-                            _ = try await store.grantOfflineAllowance(devices[i % devices.count], count: 10, notAfter: 10_000_000_000)
-                        }
-                        row.kind = "grant"
-                        grants.append(row)
-                        _ = try? await client.query("CHECKPOINT")
-                        progress("verifier scale-out: bare grant statement, \(level) connections, round \(round)/\(rounds)")
-                        row = try await measure("bare grant UPDATE + INSERT (postgres-nio)", concurrency: level, count: perCell) { i in
-                            let device = devices[i % devices.count]
-                            try await client.query("""
-                                WITH taken AS (UPDATE tokenmint_devices SET next_counter = next_counter + 10 WHERE id = \(device) RETURNING next_counter - 10 AS first)
-                                INSERT INTO tokenmint_grants (device_id, first, count, not_after) SELECT \(device), first, 10, \(Int64(10_000_000_000)) FROM taken RETURNING first
-                                """)
-                        }
-                        row.kind = "grant"
-                        plain.append(row)
-                    }
-                    grantRows.append(median(grants))
-                    bareGrantRows.append(median(plain))
-                }
+                let (grantRows, bareGrantRows) = try await inTurn(
+                    "grant",
+                    ("PostgreSQL grants (grantOfflineAllowance)", "PostgreSQL grants", { i in
+                        _ = try await store.grantOfflineAllowance(devices[i % devices.count], count: 10, notAfter: 10_000_000_000)
+                    }),
+                    ("bare grant UPDATE + INSERT (postgres-nio)", "bare grant statement", { i in
+                        let device = devices[i % devices.count]
+                        try await client.query("""
+                            WITH taken AS (UPDATE tokenmint_devices SET next_counter = next_counter + 10 WHERE id = \(device) RETURNING next_counter - 10 AS first)
+                            INSERT INTO tokenmint_grants (device_id, first, count, not_after) SELECT \(device), first, 10, \(Int64(10_000_000_000)) FROM taken RETURNING first
+                            """)
+                    }))
                 var out = ledgerRows
                 for (n, level) in levels.enumerated() {
                     progress("verifier scale-out: PostgreSQL ledger, \(level) verifiers")
@@ -193,9 +190,11 @@ enum VerifierScaleSuite {
         for (n, level) in levels.enumerated() {
             progress("verifier scale-out: SQLite ledger, \(level) verifiers")
             let base = (levels.count + n) * perCell
-            rows.append(try await measure("SQLite ledger (verify)", concurrency: level, count: perCell) { i in
+            var row = try await measure("SQLite ledger (verify)", concurrency: level, count: perCell) { i in
                 _ = try await sqliteVerifier.verify(all[base + i], enrolment: enrolment)
-            })
+            }
+            row.kind = "sqlite"  // no bare row of its own
+            rows.append(row)
         }
         return rows
     }
