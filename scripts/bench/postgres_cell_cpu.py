@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""CPU time per operation of each cell of the PostgreSQL scale-out benchmark.
+"""CPU time per operation of each cell of the PostgreSQL scale-out benchmark,
+or of the durable-paths benchmark.
 
-Runs `tokenmint-bench --filter none --no-scaling --postgres URL`, follows its
-progress lines, and reads the CPU time (user + system, from /proc) of the
-benchmark process and of every `postgres` process at each line: a cell's CPU
-is what was spent between its line and the next. The benchmark's own rates
-are printed after, unchanged. Linux only; the server must run on this machine.
+Runs `tokenmint-bench --filter none --no-scaling --postgres URL` (or
+`--durable`), follows its progress lines, and reads the CPU time (user +
+system, from /proc) of the benchmark process and of every `postgres` process
+at each line: a cell's CPU is what was spent between its line and the next.
+The benchmark's own rates are printed after, unchanged. Linux only; the
+server must run on this machine.
 
     eval "$(scripts/postgres-cluster start)"
     swift build -c release --package-path Benchmarks
     python3 scripts/bench/postgres_cell_cpu.py Benchmarks/.build/release/tokenmint-bench "$TOKENMINT_POSTGRES_URL"
+    python3 scripts/bench/postgres_cell_cpu.py Benchmarks/.build/release/tokenmint-bench --durable
 """
 import os
 import subprocess
@@ -18,7 +21,8 @@ import tempfile
 import time
 
 TICK = os.sysconf("SC_CLK_TCK")
-OPERATIONS = 20_000  # per cell, as the full (not --quick) run makes them
+# Operations per cell, as the full (not --quick) run makes them.
+OPERATIONS = {"verifier scale-out: ": 20_000, "durable paths: ": 8_000}
 
 
 def cpu_seconds(pid):
@@ -46,8 +50,9 @@ def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     binary, url = sys.argv[1:]
+    target = ["--durable"] if url == "--durable" else ["--postgres", url]
     report_file = tempfile.TemporaryFile()  # the report, read after the run (a pipe could fill up)
-    proc = subprocess.Popen([binary, "--filter", "none", "--no-scaling", "--postgres", url],
+    proc = subprocess.Popen([binary, "--filter", "none", "--no-scaling"] + target,
                             stdout=report_file, stderr=subprocess.PIPE)
     # Each progress line is "\r\x1b[K<text>": a carriage return starts a cell.
     marks, labels, text = [], [], b""
@@ -68,11 +73,13 @@ def main():
     report = report_file.read().decode()
     print(f"{'cell':58s} {'wall s':>7s} {'client µs/op':>13s} {'server µs/op':>13s} {'cores busy':>11s}")
     for label, (t0, c0, s0), (t1, c1, s1) in zip(labels, marks, marks[1:]):
-        if "insert" not in label and "INSERT" not in label:
+        prefix = next((p for p in OPERATIONS if label.startswith(p)), None)
+        if prefix is None or not any(word in label for word in ("insert", "INSERT", "grant", "callers")):
             continue
         client, server, wall = c1 - c0, s1 - s0, t1 - t0
-        print(f"{label[len('verifier scale-out: '):]:58s} {wall:7.2f} {client / OPERATIONS * 1e6:13.1f} "
-              f"{server / OPERATIONS * 1e6:13.1f} {(client + server) / wall:11.2f}")
+        operations = OPERATIONS[prefix]
+        print(f"{label[len(prefix):]:58s} {wall:7.2f} {client / operations * 1e6:13.1f} "
+              f"{server / operations * 1e6:13.1f} {(client + server) / wall:11.2f}")
     print(report)
     sys.exit(proc.returncode)
 
