@@ -9,9 +9,12 @@ public enum VerifierStoreLimits {
         if let attempt { guard !attempt.isEmpty, attempt.count <= 64 else { throw TokenMintError(.store.invalidArgument, "attempts are 1 to 64 bytes") } }
     }
 
-    /// Device IDs are 1 to 128 bytes of UTF-8; records at most 4 KiB.
+    /// Device IDs are 1 to 128 bytes of UTF-8 without NUL; records at most 4 KiB.
     public static func checkDevice(_ deviceID: String, record: [UInt8]? = nil) throws(TokenMintError) {
         guard !deviceID.isEmpty, deviceID.utf8.count <= 128 else { throw TokenMintError(.store.invalidArgument, "device IDs are 1 to 128 bytes") }
+        // PostgreSQL's text cannot hold NUL: refused on every backend, so that
+        // one such ID fails its own call, not a batch of others' grants.
+        guard !deviceID.utf8.contains(0) else { throw TokenMintError(.store.invalidArgument, "device IDs hold no NUL byte") }
         if let record { guard !record.isEmpty, record.count <= 4096 else { throw TokenMintError(.store.invalidArgument, "device records are 1 to 4096 bytes") } }
     }
 

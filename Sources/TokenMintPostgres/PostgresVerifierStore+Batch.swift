@@ -84,6 +84,8 @@ final class StatementBatcher<Request: Sendable, Answer: Sendable>: Sendable {
         var flights: [Int: Flight] = [:]
         /// The next flight number.
         var nextFlight = 0
+        /// The most requests one batch has held.
+        var largestBatch = 0
         /// Whether a watchdog runs.
         var watching = false
     }
@@ -118,8 +120,8 @@ final class StatementBatcher<Request: Sendable, Answer: Sendable>: Sendable {
         self.run = run
     }
 
-    /// How many batches were sent (or given to the watchdog) so far.
-    var batchesSent: Int { state.withLock { $0.nextFlight } }
+    /// How many batches were sent so far, and the most requests one held.
+    var statistics: (batches: Int, largest: Int) { state.withLock { ($0.nextFlight, $0.largestBatch) } }
 
     /// `request`'s answer, from whichever batch takes it.
     func submit(_ request: Request, store: PostgresVerifierStore) async throws(TokenMintError) -> Answer {
@@ -141,6 +143,7 @@ final class StatementBatcher<Request: Sendable, Answer: Sendable>: Sendable {
     private func launchNext(_ state: inout State, by sender: Sender?) -> Launch {
         let batch = Array(state.pending.prefix(Self.maximumBatch))
         state.pending.removeFirst(batch.count)
+        state.largestBatch = max(state.largestBatch, batch.count)
         let flight = state.nextFlight
         state.nextFlight &+= 1
         let sender = sender ?? Sender()
@@ -220,6 +223,10 @@ final class StatementBatcher<Request: Sendable, Answer: Sendable>: Sendable {
         }
         if mine {
             switch outcome {
+            case .success(let answers) where answers.count != launch.batch.count:
+                // Every entry is answered exactly once, whatever `run` returned.
+                let error = TokenMintError(.store.databaseFailure, "\(operation): \(answers.count) answers for \(launch.batch.count) requests")
+                for entry in launch.batch { entry.continuation.resume(returning: .failure(error)) }
             case .success(let answers):
                 for (entry, answer) in zip(launch.batch, answers) { entry.continuation.resume(returning: .success(answer)) }
             case .failure(let error):

@@ -67,6 +67,29 @@ enum VerifierScaleSuite {
                    p50: percentile(0.5), p99: percentile(0.99))
     }
 
+    /// The store's single-row grant statement (`Grant`, 10 values), as every grant
+    /// was sent before grants were batched: prepared once per connection.
+    struct BareGrant: PostgresPreparedStatement {
+        static let sql = """
+            WITH taken AS (
+                UPDATE tokenmint_devices SET next_counter = next_counter + $2 WHERE id = $1 RETURNING next_counter - $2 AS first)
+            INSERT INTO tokenmint_grants (device_id, first, count, not_after)
+            SELECT $1, first, $2, $3 FROM taken RETURNING first
+            """
+        typealias Row = Int64
+        let deviceID: String
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 3)
+            bindings.append(deviceID)
+            bindings.append(Int64(10))
+            bindings.append(Int64(10_000_000_000))
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int64.self) }
+    }
+
     /// The round with the median rate.
     static func median(_ rounds: [Row]) -> Row { rounds.sorted { $0.perSecond < $1.perSecond }[rounds.count / 2] }
 
@@ -104,7 +127,8 @@ enum VerifierScaleSuite {
             host: postgres.host, port: postgres.port, username: postgres.username, password: postgres.password,
             database: postgres.database, tls: .disable)
         bare.options.maximumConnections = 16
-        let client = PostgresClient(configuration: bare, backgroundLogger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let logger = Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
+        let client = PostgresClient(configuration: bare, backgroundLogger: logger)
         rows += try await withThrowingTaskGroup(of: [Row]?.self) { group in
             group.addTask {
                 await client.run()
@@ -161,7 +185,7 @@ enum VerifierScaleSuite {
                 try await client.query("DROP TABLE tokenmint_bench_ledger")
                 // Offline grants over 64 devices: the store's group commit
                 // (GrantBatch) next to the single-row statement each grant was
-                // before it.
+                // before it, prepared as the store prepared it.
                 let devices = (0..<64).map { _ in "bench-" + UUID().uuidString }
                 for device in devices { try await store.enrolDevice(device, record: [1]) }
                 let (grantRows, bareGrantRows) = try await inTurn(
@@ -169,12 +193,8 @@ enum VerifierScaleSuite {
                     ("PostgreSQL grants (grantOfflineAllowance)", "PostgreSQL grants", { i in
                         _ = try await store.grantOfflineAllowance(devices[i % devices.count], count: 10, notAfter: 10_000_000_000)
                     }),
-                    ("bare grant UPDATE + INSERT (postgres-nio)", "bare grant statement", { i in
-                        let device = devices[i % devices.count]
-                        try await client.query("""
-                            WITH taken AS (UPDATE tokenmint_devices SET next_counter = next_counter + 10 WHERE id = \(device) RETURNING next_counter - 10 AS first)
-                            INSERT INTO tokenmint_grants (device_id, first, count, not_after) SELECT \(device), first, 10, \(Int64(10_000_000_000)) FROM taken RETURNING first
-                            """)
+                    ("bare grant UPDATE + INSERT (postgres-nio, prepared)", "bare grant statement", { i in
+                        for try await _ in try await client.execute(BareGrant(deviceID: devices[i % devices.count]), logger: logger) {}
                     }))
                 var out = ledgerRows
                 for (n, level) in levels.enumerated() {

@@ -8,7 +8,8 @@ import Foundation
 ///     tokenmint-bench [--quick] [--filter TEXT] [--json FILE] [--svg FILE] [--no-scaling] [--postgres URL] [--durable]
 ///
 /// `--postgres URL` adds the verifier scale-out table (PostgreSQL and SQLite
-/// ledgers at 1, 4 and 16 concurrent verifiers, and a bare insert loop; it
+/// ledgers at 1, 4 and 16 concurrent verifiers, and a bare insert loop;
+/// PostgreSQL offline grants, and the bare single-row grant statement; it
 /// empties the ledger, so only a throwaway server on this machine is taken);
 /// `--durable` the durable paths (quota, ledger, FIDO2 counters, refresh
 /// rotation) at 1, 4 and 16 concurrent callers, SQLite next to memory.
@@ -179,8 +180,8 @@ do {
         }
     }
     if !scaleOut.isEmpty {
-        print("\nVerifier scale-out: payment-token verifies with a shared ledger, each on a fresh token (\(scaleOut[0].operations) per row)")
-        print(pad("ledger", 44) + pad("verifiers", 10, right: true) + pad("ops/s", 10, right: true) + pad("p50 µs", 10, right: true)
+        print("\nVerifier scale-out: the shared ledger (verifies, each on a fresh token, and inserts) and offline grants (\(scaleOut[0].operations) per row)")
+        print(pad("row", 44) + pad("callers", 10, right: true) + pad("ops/s", 10, right: true) + pad("p50 µs", 10, right: true)
             + pad("p99 µs", 10, right: true) + pad("×bare", 8, right: true))
         for row in scaleOut {
             let bare = scaleOut.first { $0.backend.hasPrefix("bare") && $0.kind == row.kind && $0.concurrency == row.concurrency }
@@ -236,7 +237,7 @@ do {
                  "ops_per_second": row.row.perSecond, "p50_microseconds": row.row.p50, "p99_microseconds": row.row.p99] as [String: Any]
             },
             "verifier_scale_out": scaleOut.map { row in
-                ["ledger": row.backend, "verifiers": row.concurrency, "operations": row.operations, "ops_per_second": row.perSecond,
+                ["ledger": row.backend, "kind": row.kind, "verifiers": row.concurrency, "operations": row.operations, "ops_per_second": row.perSecond,
                  "p50_microseconds": row.p50, "p99_microseconds": row.p99] as [String: Any]
             },
         ]
