@@ -193,7 +193,7 @@ enum VerifierScaleSuite {
                     ("PostgreSQL grants (grantOfflineAllowance)", "PostgreSQL grants", { i in
                         _ = try await store.grantOfflineAllowance(devices[i % devices.count], count: 10, notAfter: 10_000_000_000)
                     }),
-                    ("bare grant UPDATE + INSERT (postgres-nio, prepared)", "bare grant statement", { i in
+                    ("bare grant statement (prepared, postgres-nio)", "bare grant statement", { i in
                         for try await _ in try await client.execute(BareGrant(deviceID: devices[i % devices.count]), logger: logger) {}
                     }))
                 var out = ledgerRows
